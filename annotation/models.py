@@ -1,0 +1,156 @@
+"""Campaigns, leases, judgments and adjudications (DESIGN section 5)."""
+
+from django.conf import settings
+from django.db import models
+
+from datasets.models import ComVEItem, Reason, Schema
+
+
+class Task(models.TextChoices):
+    SWITCHABILITY = "switchability", "Switchability (Trichelair et al.)"
+    ASSOCIATIVITY = "associativity", "Associativity (Trichelair et al.)"
+    REASON_WRITING = "reason_writing", "Reason writing (WinoWhy 2.1)"
+    REASON_PLAUSIBILITY = "reason_plausibility", "Reason plausibility (WinoWhy 2.1, 3.3)"
+    KNOWLEDGE_TYPE = "knowledge_type", "Knowledge type (WinoWhy 2.2)"
+    COMVE_WRITING = "comve_writing", "ComVE writing (ComVE 3.1)"
+    COMVE_CHECK = "comve_check", "ComVE check (ComVE 3.1)"
+
+
+class CampaignStatus(models.TextChoices):
+    DRAFT = "draft", "draft"
+    ACTIVE = "active", "active"
+    PAUSED = "paused", "paused"
+    CLOSED = "closed", "closed"
+
+
+class Campaign(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    task = models.CharField(max_length=30, choices=Task.choices)
+    status = models.CharField(max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.ACTIVE)
+    judgments_per_item = models.PositiveSmallIntegerField(help_text="K: judgments each item needs")
+    lease_seconds = models.PositiveIntegerField(default=600)
+    gold_rate = models.FloatField(default=0.0, help_text="Share of handed-out items that are gold (0..1)")
+    instructions = models.TextField(blank=True)
+    selection = models.JSONField(default=dict, blank=True, help_text="How the items were chosen")
+    imported = models.BooleanField(default=False, help_text="Votes imported from a published data set")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CampaignItem(models.Model):
+    """One unit of work in a campaign: a schema, a reason, a ComVE item, or a writing slot."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    schema = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    reason = models.ForeignKey(Reason, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    comve_item = models.ForeignKey(
+        ComVEItem, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    is_gold = models.BooleanField(default=False)
+    gold_answer = models.CharField(max_length=100, blank=True)
+    judgment_count = models.PositiveSmallIntegerField(
+        default=0, help_text="Submitted judgments (kept in step)"
+    )
+    needs_review = models.BooleanField(default=False)
+    aggregate = models.JSONField(default=dict, blank=True, help_text="Outcome of the last aggregation")
+
+    class Meta:
+        ordering = ["campaign_id", "id"]
+        indexes = [models.Index(fields=["campaign", "is_gold", "judgment_count"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name} item #{self.pk}"
+
+
+class AssignmentStatus(models.TextChoices):
+    LEASED = "leased", "leased"
+    SUBMITTED = "submitted", "submitted"
+    EXPIRED = "expired", "expired"
+
+
+class Assignment(models.Model):
+    """An item handed to an annotator. One per (item, annotator): never the same item twice."""
+
+    campaign_item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED
+    )
+    leased_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign_item", "annotator"], name="assignment_once_per_annotator"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"assignment of item {self.campaign_item_id} to user {self.annotator_id} ({self.status})"
+
+
+class Judgment(models.Model):
+    """One annotator's answer on one item. Never edited, never deleted by the app."""
+
+    campaign_item = models.ForeignKey(CampaignItem, on_delete=models.PROTECT, related_name="judgments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    answer = models.CharField(max_length=100, blank=True, help_text="The category chosen")
+    text = models.TextField(blank=True, help_text="Free text (reason writing)")
+    payload = models.JSONField(default=dict, blank=True, help_text="Structured answer (ComVE writing)")
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_item_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign_item", "annotator"], name="judgment_once_per_annotator"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"judgment #{self.pk} on item {self.campaign_item_id}"
+
+
+class Adjudication(models.Model):
+    """A curator's decision, recorded beside the votes, never over them."""
+
+    campaign_item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="adjudications")
+    curator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decision = models.CharField(max_length=100)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"adjudication of item {self.campaign_item_id}: {self.decision}"
+
+
+class CampaignAnnotator(models.Model):
+    """An annotator's standing in a campaign: paused by a curator, gold answers seen."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="annotators")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    paused = models.BooleanField(default=False)
+    gold_seen = models.PositiveIntegerField(default=0)
+    gold_correct = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="campaign_annotator_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"user {self.annotator_id} in campaign {self.campaign_id}"

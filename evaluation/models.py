@@ -1,0 +1,1 @@
+"""Evaluation runs (DESIGN section 8). Filled in by the evaluation issue."""

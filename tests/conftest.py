@@ -1,0 +1,67 @@
+"""Shared fixtures: one per role, the real data folder, eager Celery."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+
+from config.roles import Role
+
+DATA_HINT = (
+    "the public data sets are not in {path}. Get them with the Winnow repository's sibling folder "
+    "`shared/data/` (see README.md, 'Real data'), or point WINNOW_DATA_DIR at a copy. "
+    "CI sets WINNOW_REQUIRE_DATA=1, which turns this skip into a failure."
+)
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery(settings):  # type: ignore[no-untyped-def]
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """The folder of real public data sets; skips (or fails in CI) when it is missing."""
+    path = Path(settings.WINNOW_DATA_DIR)
+    if not (path / "winowhy" / "winowhy.json").exists():
+        message = DATA_HINT.format(path=path)
+        if os.environ.get("WINNOW_REQUIRE_DATA") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def _user_with_role(django_user_model, username: str, role: Role | None):  # type: ignore[no-untyped-def]
+    user = django_user_model.objects.create_user(username=username, password="pw-" + username)
+    if role is not None:
+        group, _ = Group.objects.get_or_create(name=role.value)
+        user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def annotator(django_user_model):  # type: ignore[no-untyped-def]
+    return _user_with_role(django_user_model, "anna", Role.ANNOTATOR)
+
+
+@pytest.fixture
+def annotator2(django_user_model):  # type: ignore[no-untyped-def]
+    return _user_with_role(django_user_model, "arne", Role.ANNOTATOR)
+
+
+@pytest.fixture
+def curator(django_user_model):  # type: ignore[no-untyped-def]
+    return _user_with_role(django_user_model, "cora", Role.CURATOR)
+
+
+@pytest.fixture
+def researcher(django_user_model):  # type: ignore[no-untyped-def]
+    return _user_with_role(django_user_model, "remy", Role.RESEARCHER)
+
+
+@pytest.fixture
+def nobody(django_user_model):  # type: ignore[no-untyped-def]
+    """A logged-in user with no role."""
+    return _user_with_role(django_user_model, "nora", None)
