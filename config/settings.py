@@ -102,6 +102,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(env.str("WINNOW_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
 STORAGES = {
