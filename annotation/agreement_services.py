@@ -299,6 +299,7 @@ CHARTS: dict[str, str] = {
     "knowledge-types": "Knowledge types (WinoWhy figure 4)",
     "annotator-agreement": "Agreement with the majority per annotator",
 }
+TABLES: dict[str, str] = CHARTS | {"cohen-pairs": "Cohen's kappa per annotator pair"}
 SCORE_BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
@@ -379,14 +380,22 @@ def _annotator_agreement(campaign: Campaign, data: CampaignJudgments, identities
 
 
 def campaign_chart(*, campaign: Campaign, chart: str, identities: bool = False) -> dict[str, Any]:
-    """The numbers behind one chart: {chart, title, campaign, columns, rows, empty}."""
-    if chart not in CHARTS:
+    """The numbers behind one chart (or table, see TABLES): {chart, title, campaign, columns, rows, empty}."""
+    if chart not in TABLES:
         raise KeyError(chart)
     data = campaign_judgments(campaign=campaign)
-    if chart == "plausibility-by-origin":
+    if chart == "cohen-pairs":
+        columns = ["annotator_a", "annotator_b", "items", "observed_agreement", "cohen_kappa", "undefined"]
+        pairs = [] if campaign.task in FREE_TEXT_TASKS else _cohen_rows(data, identities)
+        body = {
+            "columns": columns,
+            "rows": pairs,
+            "empty": None if pairs else "no two annotators share an item",
+        }
+    elif chart == "plausibility-by-origin":
         body = _plausibility_by_origin(campaign, data)
     elif chart == "knowledge-types":
         body = _knowledge_types(campaign, data)
     else:
         body = _annotator_agreement(campaign, data, identities)
-    return {"chart": chart, "title": CHARTS[chart], "campaign": campaign.name} | body
+    return {"chart": chart, "title": TABLES[chart], "campaign": campaign.name} | body
