@@ -18,7 +18,7 @@ def _nice_max(value: float) -> float:
         return 1.0
     exponent = math.floor(math.log10(value))
     base = 10.0**exponent
-    for step in (1.0, 2.0, 2.5, 5.0, 10.0):
+    for step in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
         if value <= step * base:
             return step * base
     return 10.0 * base
@@ -84,7 +84,8 @@ def bar_chart_svg(
                 f"{escape(_fmt(value, percent) if percent else str(value))}</title></rect>"
             )
         cx = left + g * group_w + group_w / 2
-        text = label if len(label) <= 14 else label[:13] + "…"
+        # long names often share a prefix (import-<campaign>-rater-N): keep both ends
+        text = label if len(label) <= 16 else label[:6] + "…" + label[-9:]
         parts.append(
             f'<text x="{cx:.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="end" '
             f'transform="rotate(-30 {cx:.1f} {top + plot_h + 14})">{escape(text)}</text>'
