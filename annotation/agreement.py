@@ -169,7 +169,10 @@ def _as_table(table: Any) -> FloatArray:
     arr = np.asarray(table)
     if arr.ndim != 2:
         raise ValueError("the count table must be two-dimensional (items x categories)")
-    if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0 or np.any(arr != np.round(arr))):
+    if arr.size and np.issubdtype(arr.dtype, np.integer):
+        if arr.min() < 0:
+            raise ValueError("the count table must hold non-negative whole counts")
+    elif arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0 or np.any(arr != np.round(arr))):
         raise ValueError("the count table must hold non-negative whole counts")
     return arr.astype(np.float64)
 
