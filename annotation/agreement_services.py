@@ -207,14 +207,18 @@ def _item_groups(campaign: Campaign, item_ids: list[int]) -> dict[str, dict[str,
 
 
 def campaign_agreement_summary(
-    *, campaign: Campaign, identities: bool = False, include_pairs: bool = True
+    *,
+    campaign: Campaign,
+    identities: bool = False,
+    include_pairs: bool = True,
+    data: CampaignJudgments | None = None,
 ) -> dict[str, Any]:
     """Every agreement figure of a campaign as a JSON-ready dict (the dataset card quotes it).
 
     Figures carry ``value``, ``ci_low``/``ci_high`` (95% percentile bootstrap over items,
     1,000 resamples, seed 0) and ``undefined`` (why there is no value, else None); no NaN.
     """
-    data = campaign_judgments(campaign=campaign)
+    data = data if data is not None else campaign_judgments(campaign=campaign)
     c = data.codes
     summary: dict[str, Any] = {
         "campaign": campaign.name,
@@ -379,11 +383,15 @@ def _annotator_agreement(campaign: Campaign, data: CampaignJudgments, identities
     return {"columns": columns, "rows": rows, "empty": None if rows else "no judgments yet"}
 
 
-def campaign_chart(*, campaign: Campaign, chart: str, identities: bool = False) -> dict[str, Any]:
-    """The numbers behind one chart (or table, see TABLES): {chart, title, campaign, columns, rows, empty}."""
+def campaign_chart(
+    *, campaign: Campaign, chart: str, identities: bool = False, data: CampaignJudgments | None = None
+) -> dict[str, Any]:
+    """The numbers behind one chart (or table, see TABLES): {chart, title, campaign, columns, rows, empty}.
+
+    ``data`` (from :func:`campaign_judgments`) saves reading the judgments again."""
     if chart not in TABLES:
         raise KeyError(chart)
-    data = campaign_judgments(campaign=campaign)
+    data = data if data is not None else campaign_judgments(campaign=campaign)
     if chart == "cohen-pairs":
         columns = ["annotator_a", "annotator_b", "items", "observed_agreement", "cohen_kappa", "undefined"]
         pairs = [] if campaign.task in FREE_TEXT_TASKS else _cohen_rows(data, identities)

@@ -19,6 +19,7 @@ from annotation.agreement_services import (
     TABLES,
     campaign_agreement_summary,
     campaign_chart,
+    campaign_judgments,
 )
 from annotation.models import Campaign
 from config.roles import user_is_curator
@@ -128,11 +129,12 @@ def agreement_index(request: HttpRequest) -> HttpResponse:
 @login_required
 def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     campaign = _campaign_for_curator(request, name)
-    summary = campaign_agreement_summary(campaign=campaign, identities=True)
+    data = campaign_judgments(campaign=campaign)
+    summary = campaign_agreement_summary(campaign=campaign, identities=True, data=data)
     charts = []
     if summary["applicable"]:
         for chart_id in CHARTS:
-            chart = campaign_chart(campaign=campaign, chart=chart_id, identities=True)
+            chart = campaign_chart(campaign=campaign, chart=chart_id, identities=True, data=data)
             svg = _chart_svg(chart)
             # the SVG escapes every text it holds (annotation.agreement_charts)
             chart["svg"] = mark_safe(svg) if svg else None  # noqa: S308
