@@ -140,3 +140,19 @@ def test_winowhy_votes_imported_and_measured_by_the_command(data_dir, capsys):  
     assert sum(r["reasons"] for r in chart["rows"] if r["score"] >= 0.8) == 1270
     types = campaign_chart(campaign=Campaign.objects.get(name="winowhy"), chart="knowledge-types")
     assert {r["knowledge_type"]: r["count"] for r in types["rows"]}["Object"] == 82
+
+
+def test_knowledge_type_chart_counts_majority_types_and_ties_for_each(django_user_model):  # type: ignore[no-untyped-def]
+    votes = [
+        ["Object", "Object", "Property"],
+        ["Spatial", "Quantity", "Others"],  # a three-way tie: counted for each
+        ["Object", "Object", "Object"],
+    ]
+    campaign = campaign_with_votes(django_user_model, "kt", "knowledge_type", votes)
+    chart = campaign_chart(campaign=campaign, chart="knowledge-types")
+    counts = {r["knowledge_type"]: r["count"] for r in chart["rows"]}
+    assert counts == {"Property": 0, "Object": 2, "Eventuality": 0, "Spatial": 1, "Quantity": 1, "Others": 1}
+    assert {r["unit"] for r in chart["rows"]} == {"reasons"}
+    s = campaign_agreement_summary(campaign=campaign)
+    assert s["categories"][:6] == ["Property", "Object", "Eventuality", "Spatial", "Quantity", "Others"]
+    assert s["figures"]["pairwise_agreement"]["value"] == pytest.approx((1 / 3 + 0 + 1) / 3)
