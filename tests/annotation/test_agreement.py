@@ -335,3 +335,88 @@ def test_encode_maps_labels_to_codes_in_a_fixed_category_order():
     assert codes.table().tolist() == [[1, 0], [1, 1]]
     with pytest.raises(ValueError, match="outside the categories"):
         ag.encode(["i"], ["r"], ["maybe"], categories=["yes", "no"])
+
+
+# --------------------------------------------------------------------------- brute-force properties
+
+
+@st.composite
+def ragged_judgments(draw):  # type: ignore[no-untyped-def]
+    """Items with 0..6 judgments each, by distinct raters from a pool of 6, 3 categories."""
+    n_items = draw(st.integers(1, 25))
+    rows = []
+    for item in range(n_items):
+        raters = draw(st.lists(st.integers(0, 5), unique=True, max_size=6))
+        for rater in raters:
+            rows.append((item, rater, draw(st.integers(0, 2))))
+    assume(rows)
+    items, raters, cats = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    return items, raters, cats
+
+
+@settings(max_examples=200, deadline=None)
+@given(ragged_judgments())
+def test_pairwise_agreement_equals_brute_force_with_ragged_items(data):  # type: ignore[no-untyped-def]
+    items, _, cats = data
+    shares = []
+    for item in np.unique(items):
+        answers = cats[items == item].tolist()
+        if len(answers) >= 2:
+            pairs = list(itertools.combinations(answers, 2))
+            shares.append(sum(a == b for a, b in pairs) / len(pairs))
+    table = ag.count_table(items, cats, int(items.max()) + 1, 3)
+    if not shares:
+        with pytest.raises(ag.UndefinedAgreement):
+            ag.pairwise_agreement(table)
+    else:
+        assert ag.pairwise_agreement(table) == pytest.approx(np.mean(shares), abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ragged_judgments())
+def test_majority_agreement_equals_a_plain_loop(data):  # type: ignore[no-untyped-def]
+    items, raters, cats = data
+    compared, agreed = np.zeros(6, int), np.zeros(6, int)
+    for j in range(len(items)):
+        others = [int(c) for k, c in enumerate(cats) if items[k] == items[j] and k != j]
+        if not others:
+            continue
+        counts = np.bincount(others, minlength=3)
+        if (counts == counts.max()).sum() == 1:
+            compared[raters[j]] += 1
+            agreed[raters[j]] += int(cats[j] == counts.argmax())
+    m = ag.majority_agreement(items, raters, cats, n_raters=6, n_categories=3)
+    assert m.compared.tolist() == compared.tolist()
+    assert m.agreed.tolist() == agreed.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(ragged_judgments())
+def test_cohen_kappa_pairs_equal_sklearn_on_common_items(data):  # type: ignore[no-untyped-def]
+    items, raters, cats = data
+    answer = {(int(i), int(r)): int(c) for i, r, c in zip(items, raters, cats, strict=True)}
+    for p in ag.cohen_kappa_pairs(items, raters, cats, 3):
+        common = sorted(i for (i, r) in answer if r == p.rater_a and (i, p.rater_b) in answer)
+        a = [answer[(i, p.rater_a)] for i in common]
+        b = [answer[(i, p.rater_b)] for i in common]
+        assert p.items == len(common)
+        if p.kappa is None:
+            assert len(set(a) | set(b)) == 1
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                assert p.kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(full_tables())
+def test_category_kappa_equals_statsmodels_on_the_collapsed_table(table):  # type: ignore[no-untyped-def]
+    ours = ag.category_kappas(table)
+    n = table.sum(axis=1)
+    for j, kappa in enumerate(ours):
+        two = np.stack([table[:, j], n - table[:, j]], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reference = sm_fleiss_kappa(two)
+        if kappa is None:
+            assert not np.isfinite(reference)
+        else:
+            assert kappa == pytest.approx(reference, abs=1e-12)
