@@ -1,0 +1,126 @@
+"""Curator agreement pages and downloads; everyone else is turned away."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import CampaignItem, Judgment
+
+from .agreement_data import campaign_with_votes
+
+pytestmark = pytest.mark.django_db
+
+VOTES = [
+    ["plausible", "plausible", "plausible", "implausible", "plausible"],
+    ["implausible", "implausible", "plausible", "implausible", "implausible"],
+    ["plausible", "implausible", "plausible", "implausible", "plausible"],
+]
+
+
+@pytest.fixture
+def campaign(django_user_model):  # type: ignore[no-untyped-def]
+    return campaign_with_votes(django_user_model, "pl", "reason_plausibility", VOTES)
+
+
+def _urls(name: str) -> list[str]:
+    return [
+        reverse("agreement:index"),
+        reverse("agreement:detail", args=[name]),
+        reverse("agreement:export", args=[name, "json"]),
+        reverse("agreement:export", args=[name, "csv"]),
+        reverse("agreement:chart-export", args=[name, "annotator-agreement", "csv"]),
+        reverse("agreement:chart-export", args=[name, "plausibility-by-origin", "json"]),
+        reverse("agreement:chart-export", args=[name, "cohen-pairs", "json"]),
+    ]
+
+
+@pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
+def test_only_curators_see_agreement_pages_and_downloads(client, campaign, role, request):  # type: ignore[no-untyped-def]
+    client.force_login(request.getfixturevalue(role))
+    for url in _urls(campaign.name):
+        assert client.get(url).status_code == 403, url
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, campaign):  # type: ignore[no-untyped-def]
+    for url in _urls(campaign.name):
+        response = client.get(url)
+        assert response.status_code == 302 and reverse("login") in response["Location"], url
+
+
+def test_curator_sees_figures_intervals_and_charts(client, curator, campaign):  # type: ignore[no-untyped-def]
+    client.force_login(curator)
+    for url in _urls(campaign.name):
+        assert client.get(url).status_code == 200, url
+    page = client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+    assert "Fleiss&#x27; kappa" in page or "Fleiss' kappa" in page
+    assert 'data-figure="pairwise_agreement"' in page and "95% interval" in page
+    assert 'data-chart="annotator-agreement"' in page and 'data-chart="plausibility-by-origin"' in page
+    assert 'data-chart="knowledge-types"' not in page and "No chart: no knowledge types" in page
+    assert "pl-rater-1" in page  # curators see who annotated
+
+
+def test_summary_downloads_carry_the_same_figures(client, curator, campaign):  # type: ignore[no-untyped-def]
+    client.force_login(curator)
+    data = json.loads(client.get(reverse("agreement:export", args=[campaign.name, "json"])).content)
+    rows = list(
+        csv.DictReader(
+            io.StringIO(client.get(reverse("agreement:export", args=[campaign.name, "csv"])).content.decode())
+        )
+    )
+    kappa_row = next(r for r in rows if r["scope"] == "campaign" and r["figure"] == "fleiss_kappa")
+    assert float(kappa_row["value"]) == pytest.approx(data["figures"]["fleiss_kappa"]["value"])
+    assert float(kappa_row["ci_low"]) == pytest.approx(data["figures"]["fleiss_kappa"]["ci_low"])
+
+
+def test_chart_csv_and_json_have_the_same_rows(client, curator, campaign):  # type: ignore[no-untyped-def]
+    client.force_login(curator)
+    args = [campaign.name, "annotator-agreement"]
+    as_json = json.loads(client.get(reverse("agreement:chart-export", args=[*args, "json"])).content)
+    response = client.get(reverse("agreement:chart-export", args=[*args, "csv"]))
+    assert response["Content-Type"].startswith("text/csv")
+    assert 'filename="pl-annotator-agreement.csv"' in response["Content-Disposition"]
+    as_csv = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert (
+        [r["annotator"] for r in as_csv]
+        == [r["annotator"] for r in as_json["rows"]]
+        == [
+            "pl-rater-1",
+            "pl-rater-2",
+            "pl-rater-3",
+            "pl-rater-4",
+            "pl-rater-5",
+        ]
+    )
+    assert [int(r["judgments"]) for r in as_csv] == [3, 3, 3, 3, 3]
+
+
+def test_unknown_campaign_chart_or_format_is_404(client, curator, campaign):  # type: ignore[no-untyped-def]
+    client.force_login(curator)
+    assert client.get(reverse("agreement:detail", args=["nope"])).status_code == 404
+    assert client.get(reverse("agreement:export", args=[campaign.name, "xml"])).status_code == 404
+    assert (
+        client.get(reverse("agreement:chart-export", args=[campaign.name, "pies", "csv"])).status_code == 404
+    )
+
+
+def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator, campaign, django_user_model):  # type: ignore[no-untyped-def]
+    evil = django_user_model.objects.create_user(username="<b>x</b>")
+    item = CampaignItem.objects.filter(campaign=campaign).first()
+    assert item is not None
+    Judgment.objects.create(campaign_item=item, annotator=evil, answer="plausible")
+    client.force_login(curator)
+    page = client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+    assert "<b>x</b>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_free_text_campaign_page_says_why_there_are_no_figures(client, curator, django_user_model):  # type: ignore[no-untyped-def]
+    from annotation.models import Campaign
+
+    Campaign.objects.create(name="wr", task="reason_writing", judgments_per_item=5)
+    client.force_login(curator)
+    page = client.get(reverse("agreement:detail", args=["wr"])).content.decode()
+    assert 'id="not-applicable"' in page and "free-text" in page
