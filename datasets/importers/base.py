@@ -355,5 +355,8 @@ def collect_files(
         else:
             raise DatasetImportError("no such file or folder", file=str(p))
     if not files:
-        raise DatasetImportError("no files to import", file=", ".join(str(p) for p in paths) or None)
+        reason = "no files of this format to import"
+        if skipped:
+            reason += " (" + "; ".join(skipped) + ")"
+        raise DatasetImportError(reason, file=", ".join(str(p) for p in paths) or None)
     return files
