@@ -121,8 +121,23 @@ def dataset_import(
     )
 
 
+PROVENANCE_FIELDS = ("source_file", "source_row", "file_checksum")
+
+
 def _differs(obj: Model, values: dict[str, Any]) -> bool:
     return any(getattr(obj, name) != value for name, value in values.items())
+
+
+def _compare(obj: Model, values: dict[str, Any]) -> str:
+    """'updated' if the item's content differs, 'moved' if only its provenance does (the
+    same item read from another file, row or version of the file), else 'unchanged'."""
+    moved = False
+    for name, value in values.items():
+        if getattr(obj, name) != value:
+            if name not in PROVENANCE_FIELDS:
+                return "updated"
+            moved = True
+    return "moved" if moved else "unchanged"
 
 
 def _apply(obj: Model, values: dict[str, Any]) -> None:
@@ -152,6 +167,8 @@ def _write_winowhy(
     tally = Tally()
     to_create: list[Schema] = []
     to_update: list[Schema] = []
+    content_updated: set[str] = set()
+    moved = 0
     for record in data.schemas:
         values = {
             "text_before": record.text_before,
@@ -174,10 +191,14 @@ def _write_winowhy(
             )
             to_create.append(schema)
             existing[record.external_id] = schema
-        elif _differs(schema, values):
+        elif (status := _compare(schema, values)) != "unchanged":
             _apply(schema, values)
             schema.import_batch = batch
             to_update.append(schema)
+            if status == "updated":
+                content_updated.add(record.external_id)
+            else:
+                moved += 1
     Schema.objects.bulk_create(to_create)
     if to_update:
         Schema.objects.bulk_update(to_update, [*schema_fields, "import_batch"])
@@ -197,7 +218,7 @@ def _write_winowhy(
             schema.import_batch = batch
         Schema.objects.bulk_update(changed, ["twin", "import_batch"])
     created_ids = {s.external_id for s in to_create}
-    updated_ids = {s.external_id for s in to_update} | {s.external_id for s in changed}
+    updated_ids = content_updated | {s.external_id for s in changed}
     tally.created = len(created_ids)
     tally.updated = len(updated_ids - created_ids)
     tally.unchanged = len(data.schemas) - tally.created - tally.updated
@@ -232,16 +253,21 @@ def _write_winowhy(
             reason = by_key.get((schema.pk, r.position))
             if reason is None:
                 new_reasons.append(Reason(schema=schema, position=r.position, import_batch=batch, **values))
-            elif _differs(reason, values):
+            elif (status := _compare(reason, values)) != "unchanged":
                 _apply(reason, values)
                 reason.import_batch = batch
                 changed_reasons.append(reason)
+                if status == "updated":
+                    reasons.updated += 1
+                else:
+                    reasons.unchanged += 1
+                    moved += 1
             else:
                 reasons.unchanged += 1
     Reason.objects.bulk_create(new_reasons, batch_size=1000)
     if changed_reasons:
         Reason.objects.bulk_update(changed_reasons, [*reason_fields, "import_batch"], batch_size=1000)
-    reasons.created, reasons.updated = len(new_reasons), len(changed_reasons)
+    reasons.created = len(new_reasons)
 
     knowledge: dict[str, int] = {}
     if data.categories_given:
@@ -253,6 +279,7 @@ def _write_winowhy(
         "schemas": len(data.schemas),
         "reasons": sum(len(s.reasons) for s in data.schemas),
         "twin_pairs": len(data.twin_pairs),
+        "provenance_refreshed": moved,
         "schemas_with_twin": 2 * len(data.twin_pairs),
         "without_twin": [s.external_id for s in data.schemas if not s.twin_external_id],
         "knowledge_types": dict(sorted(knowledge.items())),
@@ -363,6 +390,7 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
     tally = Tally()
     to_create: list[ComVEItem] = []
     to_update: list[ComVEItem] = []
+    moved = 0
     for record in data.items:
         values = {
             "statement_0": record.statement_0,
@@ -392,20 +420,26 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
                     **values,
                 )
             )
-        elif _differs(item, values):
+        elif (status := _compare(item, values)) != "unchanged":
             _apply(item, values)
             item.import_batch = batch
             to_update.append(item)
+            if status == "updated":
+                tally.updated += 1
+            else:
+                tally.unchanged += 1
+                moved += 1
         else:
             tally.unchanged += 1
     ComVEItem.objects.bulk_create(to_create, batch_size=2000)
     if to_update:
         ComVEItem.objects.bulk_update(to_update, [*COMVE_FIELDS, "import_batch"], batch_size=1000)
-    tally.created, tally.updated = len(to_create), len(to_update)
+    tally.created = len(to_create)
     summary = {
         "dataset": data.dataset,
         "split": data.split,
         "items": len(data.items),
+        "provenance_refreshed": moved,
         "subtask_a": sum(1 for r in data.items if r.has_a),
         "subtask_b": sum(1 for r in data.items if r.has_b),
         "subtask_c": sum(1 for r in data.items if r.has_c),

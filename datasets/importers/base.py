@@ -230,7 +230,7 @@ def load_json_array(source: SourceFile) -> list[tuple[int, Any]]:
             value, i = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             field = _last_key(text[start : exc.pos])
-            truncated = exc.pos >= len(text.rstrip())
+            truncated = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith("]")
             reason = (
                 "invalid JSON: "
                 + exc.msg
