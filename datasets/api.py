@@ -146,7 +146,7 @@ class ReasonFilterSerializer(serializers.Serializer):
     collection = serializers.CharField(required=False)
     schema = serializers.IntegerField(required=False, help_text="schema id")
     origin = serializers.ChoiceField(choices=ReasonOrigin.choices, required=False)
-    label = serializers.ChoiceField(choices=ReasonLabel.choices, required=False)
+    label = serializers.ChoiceField(choices=ReasonLabel.choices, required=False)  # type: ignore[assignment]  # the query parameter is called label
 
 
 class ComVEItemFilterSerializer(serializers.Serializer):
