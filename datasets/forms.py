@@ -49,7 +49,7 @@ class ImportUploadForm(forms.Form):
     )
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         files = data.get("uploads") or []
         fmt = data.get("format")
         if fmt and len(files) > MAX_FILES[fmt]:

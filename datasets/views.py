@@ -48,5 +48,6 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             status = 400
     counts = list(result.counts.items()) if result else []
     context = {"form": form, "result": result, "counts": counts, "error": error}
-    template = "datasets/import_upload.html#result" if request.htmx else "datasets/import_upload.html"
+    htmx = getattr(request, "htmx", False)  # set by django_htmx's middleware
+    template = "datasets/import_upload.html#result" if htmx else "datasets/import_upload.html"
     return render(request, template, context, status=status)
