@@ -61,7 +61,7 @@ class Command(BaseCommand):
         if options["no_data"]:
             return
         demo = DEMO_DIR
-        runs = [
+        runs: list[tuple[str, list[Path], dict[str, Any]]] = [
             (
                 "winowhy",
                 [demo / "wsc" / "questions.json"],
