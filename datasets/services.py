@@ -48,6 +48,27 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
 
+    def highlights(self) -> list[str]:
+        """One line per thing a curator checks after an import (twins, labels, split)."""
+        s = self.summary
+        fmt = self.batch.format
+        if fmt == "winowhy":
+            lines = [f"twins linked: {s['schemas_with_twin']} schemas in {s['twin_pairs']} pairs"]
+            if s["knowledge_types"]:
+                lines.append(
+                    "knowledge types: " + ", ".join(f"{k} {n}" for k, n in s["knowledge_types"].items())
+                )
+            return lines
+        if fmt == "trichelair":
+            return [
+                f"matched {s['matched']} rows to schemas by text: "
+                f"{s['switchable']} switchable, {s['associative']} associative"
+            ]
+        return [
+            f"{s['dataset']}/{s['split']}: {s['items']} items "
+            f"(subtask A {s['subtask_a']}, B {s['subtask_b']}, C {s['subtask_c']})"
+        ]
+
     def describe(self) -> str:
         parts = [
             f"{kind}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
@@ -311,6 +332,7 @@ def _write_trichelair(
     for schema in schemas:
         index.setdefault(text_key(schema.text_before, schema.pronoun, schema.text_after), []).append(schema)
     matched: dict[int, str] = {}
+    warnings: list[str] = []
     to_update: list[Schema] = []
     fields: set[str] = set()
     tally = Tally()
@@ -340,6 +362,7 @@ def _write_trichelair(
                 field="sentence",
             )
         matched[schema.pk] = f"{record.file} row {record.row}"
+        warnings.extend(_disagreements(record, schema))
         values: dict[str, Any] = {}
         if record.switchable is not None:
             values["switchable"] = record.switchable
@@ -363,7 +386,32 @@ def _write_trichelair(
         "associative": sum(1 for r in data.rows if r.associative),
         "schemas_without_labels": len(schemas) - len(matched),
     }
+    data.warnings.extend(warnings)
     return {"schemas": tally}, summary
+
+
+def _disagreements(record: Any, schema: Schema) -> list[str]:
+    """Where a Trichelair row says something else than the schema it matched (kept as the
+    schema says; reported so that a curator can look)."""
+    out = []
+
+    def same(a: str, b: str) -> bool:
+        return _NORM_RE.sub(" ", a.lower()).strip() == _NORM_RE.sub(" ", b.lower()).strip()
+
+    where = f"{record.file} row {record.row}"
+    if record.candidates and not (
+        same(record.candidates[0], schema.candidate_a) and same(record.candidates[1], schema.candidate_b)
+    ):
+        out.append(
+            f"{where} field 'answer0'/'answer1': {record.candidates[0]!r}, {record.candidates[1]!r} differ from "
+            f"schema {schema.external_id}'s candidates {schema.candidate_a!r}, {schema.candidate_b!r}"
+        )
+    elif record.correct and not same(record.correct, schema.correct_candidate):
+        out.append(
+            f"{where} field 'correct_answer': {record.correct!r} is not schema {schema.external_id}'s "
+            f"answer {schema.correct_candidate!r}"
+        )
+    return out
 
 
 COMVE_FIELDS = [

@@ -63,6 +63,8 @@ class TrichelairRecord:
     associative: bool | None
     file: str  # where the row is, for messages
     row: int
+    candidates: tuple[str, str] | None = None  # answer0, answer1 when given
+    correct: str | None = None  # correct_answer when given
 
 
 @dataclass

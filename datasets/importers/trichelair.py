@@ -110,6 +110,10 @@ def parse_trichelair(paths: list[Path], options: dict[str, Any]) -> TrichelairDa
             file=source.name,
             row=row,
         )
+        if isinstance(obj.get("answer0"), str) and isinstance(obj.get("answer1"), str):
+            record.candidates = (clean(obj["answer0"]), clean(obj["answer1"]))
+        if isinstance(obj.get("correct_answer"), str):
+            record.correct = clean(obj["correct_answer"])
         if switched:
             s_row, s_obj = switched[1][index]
             record.switchable = _flag(switched[0], s_row, s_obj, "is_switchable")

@@ -110,6 +110,8 @@ def test_trichelair_labels_131_switchable_and_37_associative_matched_by_text(dat
     assert first.switched_text.startswith("The demonstrators refused the city councilmen")
     # row 92 of the switched file carries the wrong sentence; the associative file's matches
     assert any("row 92 field 'sentence'" in w for w in result.warnings)
+    # rows that disagree with the schema they matched are reported, not silently taken
+    assert any("row 171 field 'answer0'/'answer1': 'Kamchatka'" in w for w in result.warnings)
 
 
 def test_trichelair_matches_by_text_not_by_position(data_dir: Path, tmp_path: Path):

@@ -107,6 +107,28 @@ def test_trichelair_sets_labels_and_switched_text(tmp_path: Path):
     assert again.counts["schemas"] == {"created": 0, "updated": 0, "unchanged": 4}
 
 
+def test_trichelair_accepts_one_label_file_alone(tmp_path: Path):
+    dataset_import(format="winowhy", paths=[sources.write_winowhy(tmp_path)])
+    folder = sources.write_trichelair(tmp_path / "t")
+    result = dataset_import(format="trichelair", paths=[folder / "WSC_associative_label.json"])
+    assert result.summary["associative"] == 1
+    assert Schema.objects.filter(associative__isnull=False).count() == 4
+    assert Schema.objects.filter(switchable__isnull=False).count() == 0
+
+
+def test_trichelair_reports_rows_that_disagree_with_their_schema(tmp_path: Path):
+    dataset_import(format="winowhy", paths=[sources.write_winowhy(tmp_path)])
+    switched, associative = sources.trichelair_rows()
+    switched[2]["correct_answer"] = "Omar"  # schema 2's answer is B (Omar): agrees
+    switched[3]["correct_answer"] = "Omar"  # schema 3's answer is A (Mia): disagrees
+    result = dataset_import(
+        format="trichelair", paths=[sources.write_trichelair(tmp_path / "t", switched, associative)]
+    )
+    assert [w for w in result.warnings if "correct_answer" in w] == [
+        "WSC_switched_label.json row 4 field 'correct_answer': 'Omar' is not schema 3's answer 'Mia'"
+    ]
+
+
 def test_comve_import_joins_subtasks_and_is_idempotent(tmp_path: Path):
     folder = sources.write_comve(tmp_path / "dev")
     first = dataset_import(format="comve", paths=[folder])

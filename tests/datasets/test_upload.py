@@ -50,6 +50,7 @@ def test_curator_uploads_a_comve_split_and_sees_what_was_created(client, curator
     assert ComVEItem.objects.filter(split="dev").count() == 3  # the split came from the original names
     text = response.content.decode()
     assert "<td>items</td><td>3</td><td>0</td><td>0</td>" in text
+    assert "comve/dev: 3 items (subtask A 3, B 3, C 3)" in text
     batch = ImportBatch.objects.get()
     assert batch.created_by == curator
     assert {f["name"] for f in batch.files} == set(sources.comve_files())

@@ -62,26 +62,11 @@ class Command(BaseCommand):
             result = dataset_import(format=options["format"], paths=options["paths"], options=import_options)
         except DatasetImportError as exc:
             raise CommandError(f"nothing imported: {exc.message}") from exc
-        summary = result.summary
         self.stdout.write(f"{options['format']} import #{result.batch.pk}: {result.describe()}")
+        for line in result.highlights():
+            self.stdout.write(line)
         if options["format"] == "winowhy":
-            self.stdout.write(
-                f"twins linked: {summary['schemas_with_twin']} schemas in {summary['twin_pairs']} pairs; "
-                f"without a twin: {', '.join(summary['without_twin']) or 'none'}"
-            )
-            if summary["knowledge_types"]:
-                kinds = ", ".join(f"{k} {n}" for k, n in summary["knowledge_types"].items())
-                self.stdout.write(f"knowledge types: {kinds}")
-        elif options["format"] == "trichelair":
-            self.stdout.write(
-                f"matched {summary['matched']} rows to schemas: {summary['switchable']} switchable, "
-                f"{summary['associative']} associative"
-            )
-        else:
-            self.stdout.write(
-                f"{summary['dataset']}/{summary['split']}: {summary['items']} items "
-                f"(A {summary['subtask_a']}, B {summary['subtask_b']}, C {summary['subtask_c']})"
-            )
+            self.stdout.write(f"without a twin: {', '.join(result.summary['without_twin']) or 'none'}")
         for warning in result.warnings[:20]:
             self.stdout.write(self.style.WARNING(f"warning: {warning}"))
         if len(result.warnings) > 20:
