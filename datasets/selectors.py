@@ -40,11 +40,6 @@ def schema_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet
     return qs
 
 
-def schema_get(*, user: Any, pk: int) -> Schema:
-    _check(user)
-    return Schema.objects.select_related("twin").prefetch_related("reasons").get(pk=pk)
-
-
 def reason_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet[Reason]:
     """Reasons with their schema. Filters: collection, schema, origin, label."""
     _check(user)

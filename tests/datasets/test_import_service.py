@@ -158,3 +158,24 @@ def test_import_records_who_and_which_files(tmp_path: Path, curator):  # type: i
     assert batch.created_by == curator
     assert batch.files[0]["name"] == "dataset.jsonl" and len(batch.files[0]["sha256"]) == 64
     assert (batch.created, batch.unchanged) == (3, 0)
+
+
+def test_twins_are_relinked_when_a_new_version_of_the_file_pairs_differently(tmp_path: Path):
+    def rows(answers: list[str]) -> list[dict]:
+        out = sources.winowhy_rows()[:2] * 2  # four questions on the same two candidates
+        out = [dict(r, text=dict(r["text"], txt2=f"{r['text']['txt2']} ({i})")) for i, r in enumerate(out)]
+        for r, a in zip(out, answers, strict=True):
+            r["correctAnswer"] = a
+        return out
+
+    dataset_import(format="winowhy", paths=[sources.write_winowhy(tmp_path, rows(["A", "B", "A", "B"]))])
+    twins = dict(Schema.objects.values_list("external_id", "twin__external_id"))
+    assert twins == {"0": "1", "1": "0", "2": "3", "3": "2"}
+    result = dataset_import(
+        format="winowhy", paths=[sources.write_winowhy(tmp_path, rows(["A", "A", "B", "A"]))]
+    )
+    twins = dict(Schema.objects.values_list("external_id", "twin__external_id"))
+    assert result.summary["twin_pairs"] == 1
+    assert sum(1 for t in twins.values() if t) == 2
+    assert all(twins[t] == e for e, t in twins.items() if t)  # both ways
+    assert twins["0"] is None
