@@ -33,8 +33,9 @@ def upload_name(name: str) -> str:
 class ImportUploadForm(forms.Form):
     format = forms.ChoiceField(choices=ImportFormat.choices)
     uploads = MultipleFileField(
+        allow_empty_file=True,  # the importer names the empty file in its error
         help_text="winowhy: winowhy.json and, optionally, cat_ref.json; trichelair: WSC_switched_label.json "
-        "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl."
+        "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl.",
     )
     split = forms.ChoiceField(
         choices=[

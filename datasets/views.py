@@ -19,11 +19,12 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     line runs on them. The page and its htmx fragment (the result) come from one template."""
     if not user_can_import(user=request.user):
         raise PermissionDenied
-    form = ImportUploadForm(request.POST or None, request.FILES or None)
+    posted = request.method == "POST"
+    form = ImportUploadForm(request.POST, request.FILES) if posted else ImportUploadForm()
     result: ImportResult | None = None
     error: DatasetImportError | None = None
     status = 200
-    if request.method == "POST":
+    if posted:
         if form.is_valid():
             options = {"uploaded": True}
             if form.cleaned_data["split"]:
@@ -48,6 +49,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             status = 400
     counts = list(result.counts.items()) if result else []
     context = {"form": form, "result": result, "counts": counts, "error": error}
-    htmx = getattr(request, "htmx", False)  # set by django_htmx's middleware
-    template = "datasets/import_upload.html#result" if htmx else "datasets/import_upload.html"
-    return render(request, template, context, status=status)
+    if getattr(request, "htmx", False):  # set by django_htmx's middleware
+        # htmx swaps only 2xx responses: the error fragment comes back as 200.
+        return render(request, "datasets/import_upload.html#result", context)
+    return render(request, "datasets/import_upload.html", context, status=status)

@@ -115,6 +115,26 @@ def test_htmx_request_gets_only_the_result_fragment(client, curator):
     assert b"<html" not in response.content and b"import-result" in response.content
 
 
+def test_htmx_request_with_a_bad_file_gets_the_error_fragment(client, curator):
+    client.force_login(curator)
+    files = sources.comve_files()
+    files["subtaskA_dev_data.csv"] = ""
+    response = client.post(
+        URL, {"format": "comve", "uploads": [upload(n, t) for n, t in files.items()]}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200  # htmx swaps only 2xx
+    assert b"<html" not in response.content
+    assert b"subtaskA_dev_data.csv row 1: file is empty" in response.content
+    assert ComVEItem.objects.count() == 0
+
+
+def test_post_without_fields_shows_form_errors(client, curator):
+    client.force_login(curator)
+    response = client.post(URL, {})
+    assert response.status_code == 400
+    assert b"This field is required" in response.content
+
+
 def test_too_many_files_for_a_format_is_a_form_error(client, curator):
     client.force_login(curator)
     response = client.post(URL, {"format": "senmaking", "uploads": comve_uploads()[:2]})
