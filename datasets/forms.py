@@ -37,6 +37,12 @@ class ImportUploadForm(forms.Form):
         help_text="winowhy: winowhy.json and, optionally, cat_ref.json; trichelair: WSC_switched_label.json "
         "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl.",
     )
+    collection = forms.SlugField(
+        max_length=50,
+        required=False,
+        initial="wsc273",
+        help_text="WinoWhy and Trichelair only: the schema collection (wsc273 for the real data, demo for the demo).",
+    )
     split = forms.ChoiceField(
         choices=[
             ("", "from the file names"),

@@ -26,7 +26,9 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     status = 200
     if posted:
         if form.is_valid():
-            options = {"uploaded": True}
+            options: dict[str, object] = {"uploaded": True}
+            if form.cleaned_data["collection"]:
+                options["collection"] = form.cleaned_data["collection"]
             if form.cleaned_data["split"]:
                 options["split"] = form.cleaned_data["split"]
             # Files keep their own names (ComVE's split comes from them) in a folder of their own.

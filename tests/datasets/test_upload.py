@@ -72,6 +72,23 @@ def test_curator_uploads_winowhy_with_categories(client, curator):
     assert Schema.objects.get(external_id="0").knowledge_types == ["Spatial"]
 
 
+def test_trichelair_upload_into_a_named_collection(client, curator):
+    client.force_login(curator)
+    import json
+
+    rows = sources.winowhy_rows()
+    response = client.post(
+        URL, {"format": "winowhy", "collection": "demo", "uploads": [upload("w.json", json.dumps(rows))]}
+    )
+    assert response.status_code == 200
+    switched, associative = sources.trichelair_rows()
+    files = [upload("s.json", json.dumps(switched)), upload("a.json", json.dumps(associative))]
+    response = client.post(URL, {"format": "trichelair", "collection": "demo", "uploads": files})
+    assert response.status_code == 200
+    assert "matched 4 rows to schemas by text: 2 switchable, 1 associative" in response.content.decode()
+    assert Schema.objects.filter(collection="demo", switchable=True).count() == 2
+
+
 def test_bad_file_shows_the_precise_error_and_writes_nothing(client, curator):
     client.force_login(curator)
     files = sources.comve_files()
