@@ -31,7 +31,7 @@ class Command(BaseCommand):
         "Create the demo accounts (admin/admin, curator/curator, annotator1/annotator1, "
         "annotator2/annotator2, researcher/researcher) and import the demo data written for Winnow "
         "(datasets/demo/: 6 Winograd schemas in 3 twin pairs with reasons, 5 ComVE items) through the "
-        "same importer as the real data. Running it again changes nothing. Refused in production."
+        "same importer as the real data. Running it again creates and changes no account or item (the import batches it logs say so). Refused in production."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
