@@ -94,7 +94,8 @@ def dataset_import(
 
     ``options``: ``categories`` (winowhy: path of cat_ref.json), ``collection`` (winowhy,
     trichelair: default ``wsc273``), ``split`` and ``dataset`` (comve, senmaking),
-    ``uploaded`` (files came from the upload page: their temporary paths are not recorded).
+    ``uploaded`` (files came from the upload page: their temporary paths are not recorded),
+    ``dry_run`` (check and count everything, then roll back: nothing is written).
     Raises :class:`DatasetImportError` (file, row, field, reason) and writes nothing then.
     """
     options = dict(options or {})
@@ -131,6 +132,10 @@ def dataset_import(
         batch.created, batch.updated, batch.unchanged = totals.created, totals.updated, totals.unchanged
         batch.summary = summary
         batch.save(update_fields=["created", "updated", "unchanged", "summary"])
+        if options.get("dry_run"):
+            # Everything was checked and counted against the database; keep none of it.
+            transaction.set_rollback(True)
+            summary["dry_run"] = True
     return ImportResult(
         batch=batch,
         created=totals.created,

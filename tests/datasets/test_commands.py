@@ -31,6 +31,19 @@ def test_import_dataset_prints_created_then_unchanged(tmp_path: Path):
     assert "schemas: 0 created, 0 updated, 4 unchanged; reasons: 0 created, 0 updated, 12 unchanged" in out
 
 
+def test_dry_run_counts_but_writes_nothing(tmp_path: Path):
+    from datasets.models import ImportBatch
+
+    questions = sources.write_winowhy(tmp_path)
+    out = run("import_dataset", "winowhy", str(questions), "--dry-run")
+    assert "dry run, nothing written: winowhy would give schemas: 4 created" in out
+    assert Schema.objects.count() == 0 and ImportBatch.objects.count() == 0
+    run("import_dataset", "winowhy", str(questions))
+    out = run("import_dataset", "winowhy", str(questions), "--dry-run")
+    assert "schemas: 0 created, 0 updated, 4 unchanged" in out
+    assert ImportBatch.objects.count() == 1
+
+
 def test_import_dataset_fails_with_the_precise_message(tmp_path: Path):
     path = sources.write_winowhy(tmp_path, sources.winowhy_rows(["A", "B", "Z", "A"]))
     with pytest.raises(CommandError) as caught:

@@ -50,19 +50,27 @@ class Command(BaseCommand):
             help="comve: the split, if the file names do not tell",
         )
         parser.add_argument("--collection", help="winowhy/trichelair: schema collection (default wsc273)")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="check the files and count what would change; write nothing",
+        )
         parser.add_argument("--dataset", help="comve/senmaking: dataset name (default comve / senmaking)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         import_options = {
             key: options[key]
-            for key in ("categories", "split", "collection", "dataset")
+            for key in ("categories", "split", "collection", "dataset", "dry_run")
             if options.get(key) is not None
         }
         try:
             result = dataset_import(format=options["format"], paths=options["paths"], options=import_options)
         except DatasetImportError as exc:
             raise CommandError(f"nothing imported: {exc.message}") from exc
-        self.stdout.write(f"{options['format']} import #{result.batch.pk}: {result.describe()}")
+        if options["dry_run"]:
+            self.stdout.write(f"dry run, nothing written: {options['format']} would give {result.describe()}")
+        else:
+            self.stdout.write(f"{options['format']} import #{result.batch.pk}: {result.describe()}")
         for line in result.highlights():
             self.stdout.write(line)
         if options["format"] == "winowhy":
