@@ -77,7 +77,10 @@ class Schema(Provenance):
     answer = models.CharField(max_length=1, choices=Answer.choices)
     source = models.CharField(max_length=255, blank=True)
     twin = models.OneToOneField("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    switched_text = models.TextField(blank=True, help_text="Sentence with the candidates exchanged")
+    switched_text = models.TextField(
+        blank=True,
+        help_text="Sentence with the candidates exchanged, the pronoun in [brackets] as in the source",
+    )
     switchable = models.BooleanField(null=True, blank=True)
     associative = models.BooleanField(null=True, blank=True)
     knowledge_types = models.JSONField(
@@ -141,6 +144,7 @@ class Reason(Provenance):
 class ComVEDataset(models.TextChoices):
     COMVE = "comve", "ComVE (SemEval-2020 Task 4)"
     SENMAKING = "senmaking", "Sen-Making pilot"
+    DEMO = "demo", "Demo items written for Winnow"
 
 
 class ComVESplit(models.TextChoices):

@@ -1,13 +1,57 @@
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from config.roles import user_is_curator
+from datasets.forms import ImportUploadForm, upload_name
+from datasets.permissions import user_can_import
+from datasets.services import DatasetImportError, ImportResult, dataset_import
 
 
 @login_required
 def import_upload(request: HttpRequest) -> HttpResponse:
-    if not user_is_curator(request.user):
+    """Curators upload the files of one data set; the same import service as the command
+    line runs on them. The page and its htmx fragment (the result) come from one template."""
+    if not user_can_import(user=request.user):
         raise PermissionDenied
-    return render(request, "datasets/import_upload.html")
+    posted = request.method == "POST"
+    form = ImportUploadForm(request.POST, request.FILES) if posted else ImportUploadForm()
+    result: ImportResult | None = None
+    error: DatasetImportError | None = None
+    status = 200
+    if posted:
+        if form.is_valid():
+            options: dict[str, object] = {"uploaded": True}
+            if form.cleaned_data["collection"]:
+                options["collection"] = form.cleaned_data["collection"]
+            if form.cleaned_data["split"]:
+                options["split"] = form.cleaned_data["split"]
+            # Files keep their own names (ComVE's split comes from them) in a folder of their own.
+            with tempfile.TemporaryDirectory(prefix="winnow-upload-") as folder:
+                paths = []
+                for upload in form.cleaned_data["uploads"]:
+                    path = Path(folder) / upload_name(upload.name or "")
+                    with path.open("wb") as out:
+                        for chunk in upload.chunks():
+                            out.write(chunk)
+                    paths.append(path)
+                try:
+                    result = dataset_import(
+                        format=form.cleaned_data["format"], paths=paths, options=options, user=request.user
+                    )
+                except DatasetImportError as exc:
+                    error = exc
+                    status = 400
+        else:
+            status = 400
+    counts = list(result.counts.items()) if result else []
+    context = {"form": form, "result": result, "counts": counts, "error": error}
+    if getattr(request, "htmx", False):  # set by django_htmx's middleware
+        # htmx swaps only 2xx responses: the error fragment comes back as 200.
+        return render(request, "datasets/import_upload.html#result", context)
+    return render(request, "datasets/import_upload.html", context, status=status)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+
+from datasets.models import ImportFormat
+
+MAX_FILES = {"winowhy": 2, "trichelair": 2, "comve": 6, "senmaking": 1}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+def upload_name(name: str) -> str:
+    """The file's own name, without any folder part a browser may send."""
+    return PurePath(name.replace("\\", "/")).name
+
+
+class ImportUploadForm(forms.Form):
+    format = forms.ChoiceField(choices=ImportFormat.choices)
+    uploads = MultipleFileField(
+        allow_empty_file=True,  # the importer names the empty file in its error
+        help_text="winowhy: winowhy.json and, optionally, cat_ref.json; trichelair: WSC_switched_label.json "
+        "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl.",
+    )
+    collection = forms.SlugField(
+        max_length=50,
+        required=False,
+        initial="wsc273",
+        help_text="WinoWhy and Trichelair only: the schema collection (wsc273 for the real data, demo for the demo).",
+    )
+    split = forms.ChoiceField(
+        choices=[
+            ("", "from the file names"),
+            ("train", "train"),
+            ("dev", "dev"),
+            ("test", "test"),
+            ("trial", "trial"),
+        ],
+        required=False,
+        help_text="ComVE only, when the file names do not tell the split.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        files = data.get("uploads") or []
+        fmt = data.get("format")
+        if fmt and len(files) > MAX_FILES[fmt]:
+            self.add_error(
+                "uploads", f"{fmt} takes at most {MAX_FILES[fmt]} file(s); {len(files)} were given."
+            )
+        names = [upload_name(f.name or "") for f in files]
+        if any(not n or n in (".", "..") or n.startswith(".") for n in names):
+            self.add_error("uploads", "Every file needs a plain name.")
+        elif len(set(names)) != len(names):
+            self.add_error("uploads", "Two files have the same name.")
+        return data

@@ -1,0 +1,520 @@
+"""Writes of the datasets app.
+
+``dataset_import`` is the one way items enter Winnow (command line, upload page, demo
+data). It parses and checks every file completely before it writes anything, then writes
+in one transaction with bulk queries: a bad file writes nothing, and a second run of the
+same files creates nothing and reports what it left unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Model
+
+from datasets.importers import PARSERS
+from datasets.importers.base import DatasetImportError, ImportError_
+from datasets.importers.records import ComVEData, TrichelairData, WinoWhyData
+from datasets.models import ComVEItem, ImportBatch, Reason, Schema
+
+__all__ = ["DatasetImportError", "ImportError_", "ImportResult", "dataset_import"]
+
+MAX_WARNINGS_STORED = 100
+
+
+@dataclass
+class Tally:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
+
+
+@dataclass
+class ImportResult:
+    """What an import did: totals over all item kinds, per kind, and the batch it recorded."""
+
+    batch: ImportBatch
+    created: int
+    updated: int
+    unchanged: int
+    counts: dict[str, dict[str, int]]
+    warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def highlights(self) -> list[str]:
+        """One line per thing a curator checks after an import (twins, labels, split)."""
+        s = self.summary
+        fmt = self.batch.format
+        if fmt == "winowhy":
+            lines = [f"twins linked: {s['schemas_with_twin']} schemas in {s['twin_pairs']} pairs"]
+            if s["knowledge_types"]:
+                lines.append(
+                    "knowledge types: " + ", ".join(f"{k} {n}" for k, n in s["knowledge_types"].items())
+                )
+            return lines
+        if fmt == "trichelair":
+            return [
+                f"matched {s['matched']} rows to schemas by text: "
+                f"{s['switchable']} switchable, {s['associative']} associative"
+            ]
+        return [
+            f"{s['dataset']}/{s['split']}: {s['items']} items "
+            f"(subtask A {s['subtask_a']}, B {s['subtask_b']}, C {s['subtask_c']})"
+        ]
+
+    def describe(self) -> str:
+        parts = [
+            f"{kind}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            for kind, c in self.counts.items()
+        ]
+        return "; ".join(parts)
+
+
+def _json_safe(options: dict[str, Any]) -> dict[str, Any]:
+    safe: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, Path):
+            value = value.name
+        if isinstance(value, str | int | float | bool) or value is None:
+            safe[key] = value
+    return safe
+
+
+def dataset_import(
+    *, format: str, paths: list[Path], options: dict[str, Any] | None = None, user: Any = None
+) -> ImportResult:
+    """Import files of ``format`` (winowhy, trichelair, comve, senmaking).
+
+    ``options``: ``categories`` (winowhy: path of cat_ref.json), ``collection`` (winowhy,
+    trichelair: default ``wsc273``), ``split`` and ``dataset`` (comve, senmaking),
+    ``uploaded`` (files came from the upload page: their temporary paths are not recorded),
+    ``dry_run`` (check and count everything, then roll back: nothing is written).
+    Raises :class:`DatasetImportError` (file, row, field, reason) and writes nothing then.
+    """
+    options = dict(options or {})
+    parser = PARSERS.get(format)
+    if parser is None:
+        raise DatasetImportError(f"unknown format {format!r} (expected one of: {', '.join(PARSERS)})")
+    parsed = parser([Path(p) for p in paths], options)  # everything is read and checked first
+    files = [dict(f) for f in parsed.files]
+    if options.get("uploaded"):
+        for f in files:
+            f.pop("path", None)
+    with transaction.atomic():
+        batch = ImportBatch.objects.create(
+            format=format,
+            files=files,
+            options=_json_safe(options),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        if isinstance(parsed, WinoWhyData):
+            counts, summary = _write_winowhy(parsed, batch, options)
+        elif isinstance(parsed, TrichelairData):
+            counts, summary = _write_trichelair(parsed, batch, options)
+        else:
+            assert isinstance(parsed, ComVEData)
+            counts, summary = _write_comve(parsed, batch)
+        totals = Tally(
+            created=sum(c.created for c in counts.values()),
+            updated=sum(c.updated for c in counts.values()),
+            unchanged=sum(c.unchanged for c in counts.values()),
+        )
+        summary["counts"] = {k: c.as_dict() for k, c in counts.items()}
+        summary["warnings"] = parsed.warnings[:MAX_WARNINGS_STORED]
+        summary["warning_count"] = len(parsed.warnings)
+        batch.created, batch.updated, batch.unchanged = totals.created, totals.updated, totals.unchanged
+        batch.summary = summary
+        batch.save(update_fields=["created", "updated", "unchanged", "summary"])
+        if options.get("dry_run"):
+            # Everything was checked and counted against the database; keep none of it.
+            transaction.set_rollback(True)
+            summary["dry_run"] = True
+    return ImportResult(
+        batch=batch,
+        created=totals.created,
+        updated=totals.updated,
+        unchanged=totals.unchanged,
+        counts=summary["counts"],
+        warnings=parsed.warnings,
+        summary=summary,
+    )
+
+
+PROVENANCE_FIELDS = ("source_file", "source_row", "file_checksum")
+
+
+def _differs(obj: Model, values: dict[str, Any]) -> bool:
+    return any(getattr(obj, name) != value for name, value in values.items())
+
+
+def _compare(obj: Model, values: dict[str, Any]) -> str:
+    """'updated' if the item's content differs, 'moved' if only its provenance does (the
+    same item read from another file, row or version of the file), else 'unchanged'."""
+    moved = False
+    for name, value in values.items():
+        if getattr(obj, name) != value:
+            if name not in PROVENANCE_FIELDS:
+                return "updated"
+            moved = True
+    return "moved" if moved else "unchanged"
+
+
+def _apply(obj: Model, values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        setattr(obj, name, value)
+
+
+def _write_winowhy(
+    data: WinoWhyData, batch: ImportBatch, options: dict[str, Any]
+) -> tuple[dict[str, Tally], dict[str, Any]]:
+    collection = str(options.get("collection") or "wsc273")
+    existing = {s.external_id: s for s in Schema.objects.filter(collection=collection)}
+    schema_fields = [
+        "text_before",
+        "pronoun",
+        "text_after",
+        "candidate_a",
+        "candidate_b",
+        "answer",
+        "source",
+        "source_file",
+        "source_row",
+        "file_checksum",
+    ]
+    if data.categories_given:
+        schema_fields.append("knowledge_types")
+    tally = Tally()
+    to_create: list[Schema] = []
+    to_update: list[Schema] = []
+    content_updated: set[str] = set()
+    moved = 0
+    for record in data.schemas:
+        values = {
+            "text_before": record.text_before,
+            "pronoun": record.pronoun,
+            "text_after": record.text_after,
+            "candidate_a": record.candidate_a,
+            "candidate_b": record.candidate_b,
+            "answer": record.answer,
+            "source": record.source,
+            "source_file": record.provenance.source_file,
+            "source_row": record.provenance.source_row,
+            "file_checksum": record.provenance.file_checksum,
+        }
+        if data.categories_given:
+            values["knowledge_types"] = record.knowledge_types or []
+        schema = existing.get(record.external_id)
+        if schema is None:
+            schema = Schema(
+                collection=collection, external_id=record.external_id, import_batch=batch, **values
+            )
+            to_create.append(schema)
+            existing[record.external_id] = schema
+        elif (status := _compare(schema, values)) != "unchanged":
+            _apply(schema, values)
+            schema.import_batch = batch
+            to_update.append(schema)
+            if status == "updated":
+                content_updated.add(record.external_id)
+            else:
+                moved += 1
+    Schema.objects.bulk_create(to_create)
+    if to_update:
+        Schema.objects.bulk_update(to_update, [*schema_fields, "import_batch"])
+
+    # Twins: set both directions; clear changed ones first so no two rows ever share a twin.
+    wanted: dict[str, int | None] = {}
+    for record in data.schemas:
+        twin = existing[record.twin_external_id] if record.twin_external_id else None
+        wanted[record.external_id] = twin.pk if twin else None
+    changed = [existing[e] for e, pk in wanted.items() if existing[e].twin_id != pk]
+    if changed:
+        for schema in changed:
+            schema.twin_id = None
+        Schema.objects.bulk_update(changed, ["twin"])
+        for schema in changed:
+            schema.twin_id = wanted[schema.external_id]
+            schema.import_batch = batch
+        Schema.objects.bulk_update(changed, ["twin", "import_batch"])
+    created_ids = {s.external_id for s in to_create}
+    updated_ids = content_updated | {s.external_id for s in changed}
+    tally.created = len(created_ids)
+    tally.updated = len(updated_ids - created_ids)
+    tally.unchanged = len(data.schemas) - tally.created - tally.updated
+
+    reasons = Tally()
+    by_key = {(r.schema_id, r.position): r for r in Reason.objects.filter(schema__collection=collection)}
+    new_reasons: list[Reason] = []
+    changed_reasons: list[Reason] = []
+    reason_fields = [
+        "text",
+        "origin",
+        "plausibility",
+        "label",
+        "source_label",
+        "source_file",
+        "source_row",
+        "file_checksum",
+    ]
+    for record in data.schemas:
+        schema = existing[record.external_id]
+        for r in record.reasons:
+            values = {
+                "text": r.text,
+                "origin": r.origin,
+                "plausibility": r.plausibility,
+                "label": r.label,
+                "source_label": r.source_label,
+                "source_file": r.provenance.source_file,
+                "source_row": r.provenance.source_row,
+                "file_checksum": r.provenance.file_checksum,
+            }
+            reason = by_key.get((schema.pk, r.position))
+            if reason is None:
+                new_reasons.append(Reason(schema=schema, position=r.position, import_batch=batch, **values))
+            elif (status := _compare(reason, values)) != "unchanged":
+                _apply(reason, values)
+                reason.import_batch = batch
+                changed_reasons.append(reason)
+                if status == "updated":
+                    reasons.updated += 1
+                else:
+                    reasons.unchanged += 1
+                    moved += 1
+            else:
+                reasons.unchanged += 1
+    Reason.objects.bulk_create(new_reasons, batch_size=1000)
+    if changed_reasons:
+        Reason.objects.bulk_update(changed_reasons, [*reason_fields, "import_batch"], batch_size=1000)
+    reasons.created = len(new_reasons)
+
+    knowledge: dict[str, int] = {}
+    if data.categories_given:
+        for record in data.schemas:
+            for kind in record.knowledge_types or []:
+                knowledge[kind] = knowledge.get(kind, 0) + 1
+    summary = {
+        "collection": collection,
+        "schemas": len(data.schemas),
+        "reasons": sum(len(s.reasons) for s in data.schemas),
+        "twin_pairs": len(data.twin_pairs),
+        "provenance_refreshed": moved,
+        "schemas_with_twin": 2 * len(data.twin_pairs),
+        "without_twin": [s.external_id for s in data.schemas if not s.twin_external_id],
+        "knowledge_types": dict(sorted(knowledge.items())),
+    }
+    return {"schemas": tally, "reasons": reasons}, summary
+
+
+_NORM_RE = re.compile(r"[^a-z0-9]+")
+
+
+def text_key(before: str, pronoun: str, after: str) -> tuple[str, str, str]:
+    """How a sentence is matched to a schema: case, whitespace and punctuation ignored,
+    but the pronoun's position kept (two WSC questions differ only in it)."""
+    return tuple(_NORM_RE.sub(" ", part.lower()).strip() for part in (before, pronoun, after))  # type: ignore[return-value]
+
+
+def _write_trichelair(
+    data: TrichelairData, batch: ImportBatch, options: dict[str, Any]
+) -> tuple[dict[str, Tally], dict[str, Any]]:
+    collection = str(options.get("collection") or "wsc273")
+    schemas = list(Schema.objects.filter(collection=collection))
+    if not schemas:
+        raise DatasetImportError(
+            f"there are no schemas in collection {collection!r} to put the labels on: "
+            "import winowhy.json first",
+            file=data.files[0]["name"],
+        )
+    index: dict[tuple[str, str, str], list[Schema]] = {}
+    for schema in schemas:
+        index.setdefault(text_key(schema.text_before, schema.pronoun, schema.text_after), []).append(schema)
+    matched: dict[int, str] = {}
+    warnings: list[str] = []
+    to_update: list[Schema] = []
+    fields: set[str] = set()
+    tally = Tally()
+    for record in data.rows:
+        keys = [text_key(record.before, record.pronoun, record.after)]
+        if record.alternative:
+            keys.append(text_key(*record.alternative))
+        found = {s.pk: s for key in keys for s in index.get(key, [])}
+        file, row = record.file, record.row
+        if not found:
+            raise DatasetImportError(
+                f"matches no schema of collection {collection!r} by text "
+                f"({record.before} [{record.pronoun}] {record.after!s:.40})",
+                file=file,
+                row=row,
+                field="sentence",
+            )
+        if len(found) > 1:
+            ids = ", ".join(sorted(s.external_id for s in found.values()))
+            raise DatasetImportError(f"matches several schemas ({ids})", file=file, row=row, field="sentence")
+        schema = next(iter(found.values()))
+        if schema.pk in matched:
+            raise DatasetImportError(
+                f"matches schema {schema.external_id}, which {matched[schema.pk]} matched already",
+                file=file,
+                row=row,
+                field="sentence",
+            )
+        matched[schema.pk] = f"{record.file} row {record.row}"
+        warnings.extend(_disagreements(record, schema))
+        values: dict[str, Any] = {}
+        if record.switchable is not None:
+            values["switchable"] = record.switchable
+            values["switched_text"] = record.switched_text or ""
+        if record.associative is not None:
+            values["associative"] = record.associative
+        fields.update(values)
+        if _differs(schema, values):
+            _apply(schema, values)
+            to_update.append(schema)
+        else:
+            tally.unchanged += 1
+    if to_update:
+        Schema.objects.bulk_update(to_update, sorted(fields))
+    tally.updated = len(to_update)
+    summary = {
+        "collection": collection,
+        "rows": len(data.rows),
+        "matched": len(matched),
+        "switchable": sum(1 for r in data.rows if r.switchable),
+        "associative": sum(1 for r in data.rows if r.associative),
+        "schemas_without_labels": len(schemas) - len(matched),
+    }
+    data.warnings.extend(warnings)
+    return {"schemas": tally}, summary
+
+
+def _disagreements(record: Any, schema: Schema) -> list[str]:
+    """Where a Trichelair row says something else than the schema it matched (kept as the
+    schema says; reported so that a curator can look)."""
+    out = []
+
+    def same(a: str, b: str) -> bool:
+        return _NORM_RE.sub(" ", a.lower()).strip() == _NORM_RE.sub(" ", b.lower()).strip()
+
+    where = f"{record.file} row {record.row}"
+    if record.candidates and not (
+        same(record.candidates[0], schema.candidate_a) and same(record.candidates[1], schema.candidate_b)
+    ):
+        out.append(
+            f"{where} field 'answer0'/'answer1': {record.candidates[0]!r}, {record.candidates[1]!r} differ from "
+            f"schema {schema.external_id}'s candidates {schema.candidate_a!r}, {schema.candidate_b!r}"
+        )
+    elif record.correct and not same(record.correct, schema.correct_candidate):
+        out.append(
+            f"{where} field 'correct_answer': {record.correct!r} is not schema {schema.external_id}'s "
+            f"answer {schema.correct_candidate!r}"
+        )
+    return out
+
+
+COMVE_FIELDS = [
+    "statement_0",
+    "statement_1",
+    "false_index",
+    "false_statement",
+    "option_a",
+    "option_b",
+    "option_c",
+    "correct_option",
+    "references",
+    "has_a",
+    "has_b",
+    "has_c",
+    "source_file",
+    "source_row",
+    "file_checksum",
+]
+
+
+def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally], dict[str, Any]]:
+    existing = {i.external_id: i for i in ComVEItem.objects.filter(dataset=data.dataset, split=data.split)}
+    tally = Tally()
+    to_create: list[ComVEItem] = []
+    to_update: list[ComVEItem] = []
+    moved = 0
+    for record in data.items:
+        values = {
+            "statement_0": record.statement_0,
+            "statement_1": record.statement_1,
+            "false_index": record.false_index,
+            "false_statement": record.false_statement,
+            "option_a": record.option_a,
+            "option_b": record.option_b,
+            "option_c": record.option_c,
+            "correct_option": record.correct_option,
+            "references": record.references,
+            "has_a": record.has_a,
+            "has_b": record.has_b,
+            "has_c": record.has_c,
+            "source_file": record.provenance.source_file,
+            "source_row": record.provenance.source_row,
+            "file_checksum": record.provenance.file_checksum,
+        }
+        item = existing.get(record.external_id)
+        if item is None:
+            to_create.append(
+                ComVEItem(
+                    dataset=data.dataset,
+                    split=data.split,
+                    external_id=record.external_id,
+                    import_batch=batch,
+                    **values,
+                )
+            )
+        elif (status := _compare(item, values)) != "unchanged":
+            _apply(item, values)
+            item.import_batch = batch
+            to_update.append(item)
+            if status == "updated":
+                tally.updated += 1
+            else:
+                tally.unchanged += 1
+                moved += 1
+        else:
+            tally.unchanged += 1
+    ComVEItem.objects.bulk_create(to_create, batch_size=2000)
+    if to_update:
+        ComVEItem.objects.bulk_update(to_update, [*COMVE_FIELDS, "import_batch"], batch_size=1000)
+    tally.created = len(to_create)
+    summary = {
+        "dataset": data.dataset,
+        "split": data.split,
+        "items": len(data.items),
+        "provenance_refreshed": moved,
+        "subtask_a": sum(1 for r in data.items if r.has_a),
+        "subtask_b": sum(1 for r in data.items if r.has_b),
+        "subtask_c": sum(1 for r in data.items if r.has_c),
+    }
+    return {"items": tally}, summary
+
+
+def curator_admin_access_grant(*, users: list[Any] | None = None) -> int:
+    """Let curators work in the Django admin: the curator group gets every permission on
+    the datasets app's models (items, import batches, and whatever this app adds later),
+    and each of ``users`` becomes staff. Returns how many permissions the group holds.
+    Safe to run again."""
+    from django.contrib.auth.models import Group, Permission
+
+    from config.roles import Role
+
+    with transaction.atomic():
+        group, _ = Group.objects.get_or_create(name=Role.CURATOR.value)
+        permissions = Permission.objects.filter(content_type__app_label="datasets")
+        group.permissions.add(*permissions)
+        for user in users or []:
+            if not user.is_staff:
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
+        return group.permissions.filter(content_type__app_label="datasets").count()

@@ -1,0 +1,88 @@
+"""seed_demo: demo accounts and demo data, safe to run again."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import CommandError, call_command
+
+from config.roles import user_roles
+from datasets.models import ComVEItem, Reason, Schema
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def seed() -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def state() -> tuple:
+    User = get_user_model()
+    return (
+        sorted(User.objects.values_list("username", "is_staff", "is_superuser")),
+        list(Schema.objects.order_by("id").values_list()),
+        list(Reason.objects.order_by("id").values_list()),
+        list(ComVEItem.objects.order_by("id").values_list()),
+    )
+
+
+def test_seed_demo_creates_accounts_with_roles_and_known_passwords():
+    seed()
+    for name in ("admin", "curator", "annotator1", "annotator2", "researcher"):
+        assert authenticate(username=name, password=name) is not None, name
+    User = get_user_model()
+    assert User.objects.get(username="admin").is_superuser
+    curator = User.objects.get(username="curator")
+    assert curator.is_staff and not curator.is_superuser
+    assert user_roles(curator) == {"curator"}
+    assert user_roles(User.objects.get(username="annotator2")) == {"annotator"}
+    assert user_roles(User.objects.get(username="researcher")) == {"researcher"}
+    assert curator.has_perm("datasets.change_schema") and curator.has_perm("datasets.view_comveitem")
+
+
+def test_seed_demo_loads_demo_data_through_the_importer():
+    seed()
+    schemas = Schema.objects.filter(collection="demo")
+    assert schemas.count() == 6
+    assert schemas.filter(twin__isnull=False).count() == 6  # three twin pairs
+    assert set(Reason.objects.values_list("origin", flat=True)) == {"human", "reverse", "generated"}
+    assert set(Reason.objects.values_list("label", flat=True)) == {"positive", "acceptable", "negative"}
+    assert schemas.filter(switchable=True).count() == 2 and schemas.filter(associative=True).count() == 1
+    assert (
+        ComVEItem.objects.filter(dataset="demo", split="trial", has_a=True, has_b=True, has_c=True).count()
+        == 5
+    )
+    assert not Schema.objects.filter(import_batch__isnull=True).exists()
+
+
+def test_seed_demo_twice_changes_nothing():
+    seed()
+    before = state()
+    out = seed()
+    assert state() == before
+    assert "account curator: exists" in out
+    assert "schemas: 0 created, 0 updated, 6 unchanged" in out
+
+
+def test_curator_can_use_the_admin_after_seeding(client):
+    seed()
+    client.login(username="curator", password="curator")
+    assert client.get("/admin/datasets/schema/").status_code == 200
+    client.login(username="annotator1", password="annotator1")
+    assert client.get("/admin/datasets/schema/").status_code == 302
+
+
+def test_seed_demo_refuses_to_run_in_production(settings):
+    settings.WINNOW_PRODUCTION = True
+    with pytest.raises(CommandError):
+        seed()
+    assert get_user_model().objects.count() == 0
