@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Model
 
 from datasets.importers import PARSERS
@@ -107,6 +107,23 @@ def dataset_import(
     if options.get("uploaded"):
         for f in files:
             f.pop("path", None)
+    try:
+        return _write(format, parsed, files, options, user)
+    except IntegrityError as exc:
+        # Another import wrote the same items between our read and our write (PostgreSQL
+        # runs imports side by side; SQLite's immediate transactions queue them).
+        raise DatasetImportError(
+            f"another import of the same items ran at the same time; nothing was written, run it again ({exc})"
+        ) from exc
+
+
+def _write(
+    format: str,
+    parsed: WinoWhyData | TrichelairData | ComVEData,
+    files: list[dict[str, Any]],
+    options: dict[str, Any],
+    user: Any,
+) -> ImportResult:
     with transaction.atomic():
         batch = ImportBatch.objects.create(
             format=format,
@@ -438,8 +455,13 @@ COMVE_FIELDS = [
 ]
 
 
+def _existing_comve_items(dataset: str, split: str) -> dict[str, ComVEItem]:
+    """The split's items already in the database, in one query."""
+    return {i.external_id: i for i in ComVEItem.objects.filter(dataset=dataset, split=split)}
+
+
 def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally], dict[str, Any]]:
-    existing = {i.external_id: i for i in ComVEItem.objects.filter(dataset=data.dataset, split=data.split)}
+    existing = _existing_comve_items(data.dataset, data.split)
     tally = Tally()
     to_create: list[ComVEItem] = []
     to_update: list[ComVEItem] = []

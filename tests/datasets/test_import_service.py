@@ -179,3 +179,18 @@ def test_twins_are_relinked_when_a_new_version_of_the_file_pairs_differently(tmp
     assert sum(1 for t in twins.values() if t) == 2
     assert all(twins[t] == e for e, t in twins.items() if t)  # both ways
     assert twins["0"] is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import_racing_another_import_fails_cleanly_and_writes_nothing(tmp_path: Path, monkeypatch):
+    from datasets import services
+    from datasets.services import DatasetImportError
+
+    folder = sources.write_comve(tmp_path / "dev")
+    dataset_import(format="comve", paths=[folder])
+    # as if another import committed the same items after this one looked for them
+    monkeypatch.setattr(services, "_existing_comve_items", lambda dataset, split: {})
+    with pytest.raises(DatasetImportError, match="another import of the same items ran at the same time"):
+        dataset_import(format="comve", paths=[folder])
+    assert ComVEItem.objects.count() == 3
+    assert ImportBatch.objects.count() == 1
