@@ -11,6 +11,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("datasets/", include("datasets.urls")),
+    path("releases/", include("datasets.releases.urls")),
+    path("api/releases/", include("datasets.releases.api_urls")),
     path("api/", include("datasets.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
