@@ -12,6 +12,10 @@ class Command(BaseCommand):
     help = "Create a draft release freezing the current items of a data set; its files are built by a worker."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        # `--version X.Y.Z` is the release's version here, not Django's version flag.
+        for action in list(parser._actions):
+            if "--version" in action.option_strings:
+                parser._handle_conflict_resolve(None, [("--version", action)])  # type: ignore[attr-defined]
         parser.add_argument("name", help="Release name (a slug), e.g. wsc273")
         parser.add_argument("--dataset", required=True, choices=ReleaseDataset.values)
         parser.add_argument(
