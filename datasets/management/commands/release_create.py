@@ -15,7 +15,7 @@ class Command(BaseCommand):
         # `--version X.Y.Z` is the release's version here, not Django's version flag.
         for action in list(parser._actions):
             if "--version" in action.option_strings:
-                parser._handle_conflict_resolve(None, [("--version", action)])  # type: ignore[attr-defined]
+                parser._handle_conflict_resolve(action, [("--version", action)])
         parser.add_argument("name", help="Release name (a slug), e.g. wsc273")
         parser.add_argument("--dataset", required=True, choices=ReleaseDataset.values)
         parser.add_argument(
