@@ -97,8 +97,11 @@ class _Sinks:
         }
 
     def line(self, name: str, record: dict[str, Any]) -> None:
+        self.text(name, canonical_json(record) + "\n")
+
+    def text(self, name: str, line: str) -> None:
         sink = self.files[name]
-        sink.write(canonical_json(record) + "\n")
+        sink.write(line)
         sink.items += 1
 
     def row(self, name: str, values: list[Any], *, header: bool = False) -> None:
@@ -142,13 +145,14 @@ def comve_c_record(p: dict[str, Any]) -> dict[str, Any]:
 
 def _write_wsc(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
     record = wsc_record(payload)
-    sinks.line("wsc.jsonl", record)
+    line = canonical_json(record) + "\n"  # encoded once, written to every file it belongs to
+    sinks.text("wsc.jsonl", line)
     if record.get("switchable") is True:
-        sinks.line("wsc_switchable.jsonl", record)
+        sinks.text("wsc_switchable.jsonl", line)
     if record.get("associative") is True:
-        sinks.line("wsc_associative.jsonl", record)
+        sinks.text("wsc_associative.jsonl", line)
     elif record.get("associative") is False:
-        sinks.line("wsc_non_associative.jsonl", record)
+        sinks.text("wsc_non_associative.jsonl", line)
     stats[f"switchable={record.get('switchable')}"] += 1
     stats[f"associative={record.get('associative')}"] += 1
     for kind in record.get("knowledge_types") or []:
