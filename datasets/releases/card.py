@@ -134,24 +134,58 @@ def _yaml_header(meta: dict[str, Any], files: Sequence[_FileLike]) -> str:
 def _format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
+    if value is None:
+        return "–"
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
     return str(value)
 
 
+def _figure_cells(figure: Any) -> tuple[str, str]:
+    """(value, 95% interval) of a figure {value, ci_low, ci_high, undefined} or a plain number."""
+    if not isinstance(figure, dict):
+        return _format_value(figure), ""
+    if figure.get("value") is None:
+        return f"undefined ({figure.get('undefined') or 'no value'})", ""
+    interval = ""
+    if figure.get("ci_low") is not None and figure.get("ci_high") is not None:
+        interval = f"{_format_value(figure['ci_low'])} – {_format_value(figure['ci_high'])}"
+    return _format_value(figure["value"]), interval
+
+
 def agreement_lines(summary: dict[str, Any]) -> list[str]:
     campaigns = (summary or {}).get("campaigns") or {}
-    figures = {name: s for name, s in sorted(campaigns.items()) if s}
-    if not figures:
+    if not campaigns:
         note = (summary or {}).get("note") or "no agreement figures"
         return [f"No agreement figures in Winnow for this release ({note})."]
-    lines = ["| campaign | figure | value |", "|---|---|---|"]
-    for name, figure_set in figures.items():
-        if isinstance(figure_set, dict):
-            for key, value in sorted(figure_set.items()):
-                lines.append(f"| {name} | {key} | {_format_value(value)} |")
-        else:
-            lines.append(f"| {name} | summary | {_format_value(figure_set)} |")
+    lines: list[str] = []
+    for name, campaign in sorted(campaigns.items()):
+        if not isinstance(campaign, dict):
+            lines += [f"- campaign `{name}`: {_format_value(campaign)}"]
+            continue
+        if campaign.get("error"):
+            lines += [f"- campaign `{name}`: no figures ({campaign['error']})"]
+            continue
+        facts = ", ".join(
+            f"{key.replace('_', ' ')} {campaign[key]}"
+            for key in ("items_judged", "judgments", "annotators")
+            if key in campaign
+        )
+        lines += [
+            "",
+            f"Campaign `{name}` ({campaign.get('task_label') or campaign.get('task') or 'task'}; {facts}):",
+            "",
+        ]
+        if campaign.get("not_applicable"):
+            lines.append(f"No agreement figures: {campaign['not_applicable']}.")
+            continue
+        figures = campaign.get("figures") or {}
+        lines += ["| figure | value | 95% interval |", "|---|---|---|"]
+        for key, figure in sorted(figures.items()):
+            value, interval = _figure_cells(figure)
+            lines.append(f"| {key.replace('_', ' ')} | {value} | {interval} |")
+        for note in campaign.get("notes") or []:
+            lines += ["", f"Note: {note}"]
     return lines
 
 

@@ -97,11 +97,43 @@ def _agreement_summary(dataset: str, selection: dict[str, Any]) -> dict[str, Any
             summary = campaign_agreement_summary(campaign=campaign)
         except Exception as error:  # a broken summary must not block a release; say so instead
             logger.warning("agreement summary of %s failed: %s", campaign, error)
-            campaigns[campaign.name] = {"error": str(error)}
+            campaigns[campaign.name] = {"error": f"{type(error).__name__}: {error}"}
             continue
-        campaigns[campaign.name] = _json_safe(summary)
+        campaigns[campaign.name] = condense_agreement(_json_safe(summary))
     note = "" if campaigns else "no campaign has judged these items"
     return {"campaigns": campaigns, "note": note}
+
+
+FIGURE_KEYS = ("value", "ci_low", "ci_high", "undefined")
+SUMMARY_KEYS = (
+    "task",
+    "task_label",
+    "imported",
+    "items",
+    "items_judged",
+    "judgments",
+    "annotators",
+    "applicable",
+)
+
+
+def condense_agreement(summary: Any) -> Any:
+    """The headline figures of a campaign summary (no per-annotator rows: no identities)."""
+    if not isinstance(summary, dict):
+        return summary
+    out: dict[str, Any] = {k: summary[k] for k in SUMMARY_KEYS if k in summary}
+    if summary.get("not_applicable"):
+        out["not_applicable"] = summary["not_applicable"]
+    figures = {}
+    for name, figure in (summary.get("figures") or {}).items():
+        if isinstance(figure, dict):
+            figures[name] = {k: figure.get(k) for k in FIGURE_KEYS if k in figure}
+        else:
+            figures[name] = figure
+    out["figures"] = figures
+    if summary.get("notes"):
+        out["notes"] = list(summary["notes"])
+    return out
 
 
 def _json_safe(value: Any) -> Any:

@@ -15,7 +15,20 @@ META = {
     "previous_version": None,
     "diff": {},
     "sources": [{"file": "a.json", "sha256": "f" * 64}],
-    "agreement_summary": {"campaigns": {"switch": {"fleiss_kappa": 0.61234, "items": 10}}},
+    "agreement_summary": {
+        "campaigns": {
+            "switch": {
+                "task_label": "Switchability",
+                "items_judged": 10,
+                "judgments": 30,
+                "annotators": 3,
+                "figures": {
+                    "fleiss_kappa": {"value": 0.61234, "ci_low": 0.5, "ci_high": 0.7, "undefined": None},
+                    "krippendorff_alpha": {"value": None, "undefined": "one category only"},
+                },
+            }
+        }
+    },
 }
 
 
@@ -50,7 +63,9 @@ def test_jsonl_lines_have_sorted_keys_and_utf8_and_subsets_follow_labels(tmp_pat
     assert line.index('"answer"') < line.index('"associative"') < line.index('"id"')
     assert "Ünïcode" in line
     card = (tmp_path / "README.md").read_text(encoding="utf-8")
-    assert "| switch | fleiss_kappa | 0.6123 |" in card
+    assert "Campaign `switch` (Switchability; items judged 10, judgments 30, annotators 3)" in card
+    assert "| fleiss kappa | 0.6123 | 0.5000 – 0.7000 |" in card
+    assert "| krippendorff alpha | undefined (one category only) |  |" in card
 
 
 def test_progress_is_reported_while_streaming(tmp_path: Path):
