@@ -165,19 +165,15 @@ def import_real_data(data_dir: Path) -> str:
     """Import WinoWhy, the Trichelair labels and ComVE test; says which loader it used."""
     try:
         from datasets.services import dataset_import  # type: ignore[attr-defined]
-    except ImportError:
+    except ImportError:  # before the foundation branch is merged
         load_wsc_winowhy(data_dir)
         load_comve_test(data_dir)
         return "minimal loader (tests/datasets/realdata.py)"
     dataset_import(
-        format="winowhy", paths=[data_dir / "winowhy" / "winowhy.json", data_dir / "winowhy" / "cat_ref.json"]
+        format="winowhy",
+        paths=[data_dir / "winowhy" / "winowhy.json"],
+        options={"categories": data_dir / "winowhy" / "cat_ref.json"},
     )
-    dataset_import(
-        format="trichelair",
-        paths=[
-            data_dir / "wsc_switched" / "WSC_switched_label.json",
-            data_dir / "wsc_switched" / "WSC_associative_label.json",
-        ],
-    )
-    dataset_import(format="comve", paths=[data_dir / "comve" / "test"], options={"split": "test"})
+    dataset_import(format="trichelair", paths=[data_dir / "wsc_switched"])
+    dataset_import(format="comve", paths=[data_dir / "comve" / "test"])
     return "datasets.services.dataset_import"
