@@ -3,6 +3,7 @@ diff and agreement figures); nothing about a published release can be changed or
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
@@ -13,6 +14,40 @@ from config.roles import user_is_curator
 from datasets.models import Release, ReleaseFile, ReleaseItem, ReleaseStatus
 from datasets.releases import services
 from datasets.releases.errors import ReleaseError
+
+
+class ReleaseCreateForm(forms.ModelForm):
+    """The add form: what release_create needs; the service freezes the items."""
+
+    collection = forms.CharField(required=False, help_text="WSC/WinoWhy: only this collection (e.g. wsc273)")
+
+    class Meta:
+        model = Release
+        fields = ["name", "dataset", "split", "version", "changelog"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.request_user = kwargs.pop("request_user", None)
+        super().__init__(*args, **kwargs)
+        self.release: Release | None = None
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # type: ignore[misc]  # field and NAME@VERSION checks on the unsaved row
+        if self.errors:
+            return
+        data = self.cleaned_data
+        try:
+            # The service validates and writes in one transaction; the admin then shows it.
+            self.release = services.release_create(
+                name=data["name"],
+                dataset=data["dataset"],
+                split=data.get("split") or "",
+                version=data["version"],
+                changelog=data.get("changelog") or "",
+                collection=data.get("collection") or "",
+                user=self.request_user,
+            )
+        except ReleaseError as error:
+            self.add_error(None, str(error))
 
 
 class ReleaseFileInline(admin.TabularInline):
@@ -77,8 +112,29 @@ class ReleaseAdmin(admin.ModelAdmin):
     )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return []
         # Only a draft's changelog is editable (through release_changelog_update).
         return [f for f in self.fields if f != "changelog"]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ["name", "dataset", "split", "collection", "version", "changelog"]
+        return self.fields
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is not None:
+            return super().get_form(request, obj, change=change, **kwargs)
+        user = request.user
+
+        class BoundCreateForm(ReleaseCreateForm):
+            def __init__(self, *args: Any, **inner: Any) -> None:
+                super().__init__(*args, request_user=user, **inner)
+
+        return BoundCreateForm
+
+    def get_inlines(self, request: HttpRequest, obj: Any) -> Any:
+        return [] if obj is None else self.inlines
 
     # Curators work here; model permissions are not needed on top of the role.
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -88,7 +144,7 @@ class ReleaseAdmin(admin.ModelAdmin):
         return user_is_curator(request.user)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # created with `manage.py release_create` (it freezes the items)
+        return user_is_curator(request.user)  # the add form calls release_create
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if not user_is_curator(request.user):
@@ -106,7 +162,15 @@ class ReleaseAdmin(admin.ModelAdmin):
         return actions
 
     def save_model(self, request: HttpRequest, obj: Release, form: Any, change: bool) -> None:
+        if not change:
+            created = form.release  # written by release_create in the form's clean()
+            obj.pk = created.pk
+            obj._state.adding = False
+            return
         services.release_changelog_update(release=obj, changelog=obj.changelog, user=request.user)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        pass  # nothing related is edited here
 
     def delete_model(self, request: HttpRequest, obj: Release) -> None:
         services.release_delete(release=obj, user=request.user)

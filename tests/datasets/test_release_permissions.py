@@ -138,3 +138,39 @@ def test_export_of_a_draft_is_for_curators(draft, researcher, curator, tmp_path)
         services.release_export(release=draft, out_dir=tmp_path / "out", user=researcher)
     files = services.release_export(release=draft, out_dir=tmp_path / "out2", user=curator)
     assert {f.name for f in files} >= {"wsc.jsonl", "manifest.json", "README.md"}
+
+
+def test_curators_create_a_release_in_the_admin_and_bad_input_writes_nothing(
+    client, curator, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    make_schemas(3)
+    curator.is_staff = True
+    curator.save()
+    client.force_login(curator)
+    url = reverse("admin:datasets_release_add")
+    form = {
+        "name": "wsc",
+        "dataset": "wsc",
+        "split": "",
+        "collection": "",
+        "version": "1.0",
+        "changelog": "x",
+    }
+    bad = client.post(url, form)
+    assert bad.status_code == 200 and b"not a semantic version" in bad.content
+    assert not Release.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {**form, "version": "1.0.0"})
+    assert response.status_code == 302
+    release = Release.objects.get(name="wsc", version="1.0.0")
+    assert release.item_count == 3 and release.created_by == curator and release.status == ReleaseStatus.DRAFT
+    assert release.build_status == "done"
+
+
+def test_annotators_cannot_open_the_admin_add_form(client, annotator):
+    annotator.is_staff = True
+    annotator.save()
+    client.force_login(annotator)
+    assert client.post(reverse("admin:datasets_release_add"), {"name": "x"}).status_code == 403
+    assert not Release.objects.exists()
