@@ -25,21 +25,25 @@ def labels_of(dataset: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {field: payload.get(field) for field in LABEL_FIELDS.get(dataset, ())}
 
 
+def first_version_diff(count: int) -> dict[str, Any]:
+    """The diff of a release with no previous version: every item is new."""
+    return {
+        "previous_version": None,
+        "counts": {"added": count, "removed": 0, "changed": 0, "labels_changed": 0, "unchanged": 0},
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "labels_changed": [],
+        "note": "first version: every item is new",
+    }
+
+
 def release_items_diff(
     *, dataset: str, previous_version: str | None, old: Iterable[Entry], new: Iterable[Entry]
 ) -> dict[str, Any]:
     """Items added, removed, changed and labels changed between ``old`` and ``new``."""
     if previous_version is None:
-        count = sum(1 for _ in new)
-        return {
-            "previous_version": None,
-            "counts": {"added": count, "removed": 0, "changed": 0, "labels_changed": 0, "unchanged": 0},
-            "added": [],
-            "removed": [],
-            "changed": [],
-            "labels_changed": [],
-            "note": "first version: every item is new",
-        }
+        return first_version_diff(sum(1 for _ in new))
     before: dict[str, tuple[str, dict[str, Any]]] = {
         key: (digest, labels_of(dataset, payload)) for key, digest, payload in old
     }

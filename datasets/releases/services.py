@@ -28,7 +28,7 @@ from datasets.models import (
     ReleaseStatus,
 )
 from datasets.releases import snapshot
-from datasets.releases.diff import release_items_diff
+from datasets.releases.diff import first_version_diff, release_items_diff
 from datasets.releases.errors import (
     ReleaseError,
     ReleaseImmutableError,
@@ -235,6 +235,8 @@ def _entries(release: Release):  # type: ignore[no-untyped-def]
 
 
 def release_diff_compute(*, release: Release, previous: Release | None) -> dict[str, Any]:
+    if previous is None:  # no need to read the items back
+        return first_version_diff(ReleaseItem.objects.filter(release=release).count())
     return release_items_diff(
         dataset=release.dataset,
         previous_version=previous.version if previous else None,
