@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def _require_curator(user: Any, action: str) -> None:
+def require_curator(user: Any, action: str) -> None:
     if user is not None and not user_is_curator(user):
         raise ReleasePermissionError(f"only curators may {action} a release")
 
@@ -153,7 +153,7 @@ def release_create(
     user: Any = None,
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after commit."""
-    _require_curator(user, "create")
+    require_curator(user, "create")
     if not name or slugify(name) != name:
         raise ReleaseValidationError(f"release name {name!r} must be a slug (lowercase letters, digits, -)")
     if dataset not in ReleaseDataset.values:
@@ -334,7 +334,7 @@ def release_build(*, release_id: int, force: bool = False) -> Release:
 
 def release_changelog_update(*, release: Release, changelog: str, user: Any) -> Release:
     """Only a draft's changelog changes (the card is rebuilt)."""
-    _require_curator(user, "edit")
+    require_curator(user, "edit")
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         if locked.status != ReleaseStatus.DRAFT:
@@ -354,7 +354,7 @@ def release_changelog_update(*, release: Release, changelog: str, user: Any) -> 
 
 def release_approve(*, release: Release, user: Any) -> Release:
     """draft -> approved, by a curator, once the files are built."""
-    _require_curator(user, "approve")
+    require_curator(user, "approve")
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         if locked.status == ReleaseStatus.PUBLISHED:
@@ -374,7 +374,7 @@ def release_approve(*, release: Release, user: Any) -> Release:
 
 def release_publish(*, release: Release, user: Any) -> Release:
     """approved -> published, by a curator; the files must match the manifest. Final."""
-    _require_curator(user, "publish")
+    require_curator(user, "publish")
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         if locked.status == ReleaseStatus.PUBLISHED:
@@ -397,7 +397,7 @@ def release_publish(*, release: Release, user: Any) -> Release:
 
 def release_delete(*, release: Release, user: Any) -> None:
     """A draft or approved release can be thrown away by a curator; a published one never."""
-    _require_curator(user, "delete")
+    require_curator(user, "delete")
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         if locked.status == ReleaseStatus.PUBLISHED:
@@ -414,7 +414,7 @@ def release_export(*, release: Release, out_dir: Path, user: Any = None) -> list
     manifest (ReleaseIntegrityError otherwise): an export is a checked rebuild.
     """
     if not release.is_published:
-        _require_curator(user, "export an unpublished")
+        require_curator(user, "export an unpublished")
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ReleaseValidationError(f"{out_dir} is not empty; export into a new or empty folder")

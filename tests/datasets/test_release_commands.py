@@ -70,3 +70,18 @@ def test_commands_report_bad_input_clearly(settings, tmp_path, curator):
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(CommandError, match="not empty"):
         run("release_export", "wsc@1.0.0", "--out", str(tmp_path / "full"))
+
+
+def test_release_build_recovers_a_failed_build_and_only_checks_a_published_release(
+    settings, tmp_path, curator
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    make_schemas(2)
+    run("release_create", "wsc", "--dataset", "wsc", "--version", "1.0.0")  # queued, never built here
+    Release.objects.filter(name="wsc").update(build_status="failed", build_error="worker died")
+    assert "files done" in run("release_build", "wsc@1.0.0", "--user", curator.username)
+    run("release_approve", "wsc@1.0.0")
+    run("release_publish", "wsc@1.0.0")
+    before = Release.objects.filter(name="wsc").values().get()
+    assert "files done" in run("release_build", "wsc@1.0.0", "--force")
+    assert Release.objects.filter(name="wsc").values().get() == before
