@@ -4,6 +4,7 @@ A payload is what a ReleaseItem freezes and what the files are built from; its f
 are the JSONL fields documented in docs/formats.md.
 """
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,20 @@ from django.db.models import QuerySet
 from datasets.models import ComVEItem, ImportBatch, Reason, ReleaseDataset, Schema
 
 CHUNK = 2000
+BRACKETED = re.compile(r"^(?P<before>.*?)\[(?P<pronoun>[^\[\]]+)\](?P<after>.*)$", re.S)
+
+
+def switched_parts(text: str) -> tuple[str, str, str, str]:
+    """(sentence, text before, pronoun, text after) of a switched sentence.
+
+    The importer keeps the pronoun in [brackets] as the Trichelair file has it; the
+    release gives the plain sentence and its three parts. Without brackets the parts are "".
+    """
+    match = BRACKETED.match(text or "")
+    if match is None:
+        return (text or "").strip(), "", "", ""
+    before, pronoun, after = match["before"], match["pronoun"], match["after"]
+    return (before + pronoun + after).strip(), before.strip(), pronoun.strip(), after.strip()
 
 
 def _bool(value: Any) -> bool | None:
@@ -70,6 +85,7 @@ def _wsc(selection: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     )
     for r in rows.iterator(chunk_size=CHUNK):
         sentence = " ".join(p for p in (r["text_before"], r["pronoun"], r["text_after"]) if p)
+        switched, switched_before, switched_pronoun, switched_after = switched_parts(r["switched_text"])
         yield (
             f"{r['collection']}:{r['external_id']}",
             {
@@ -83,7 +99,10 @@ def _wsc(selection: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 "answer": r["answer"],
                 "source": r["source"],
                 "twin": r["twin__external_id"],
-                "switched": r["switched_text"],
+                "switched": switched,
+                "switched_text_before": switched_before,
+                "switched_pronoun": switched_pronoun,
+                "switched_text_after": switched_after,
                 "switchable": _bool(r["switchable"]),
                 "associative": _bool(r["associative"]),
                 "knowledge_types": sorted(r["knowledge_types"] or []),

@@ -18,7 +18,7 @@ def make_schemas(n: int = 4, collection: str = "wsc273") -> list[Schema]:
             candidate_b="the suitcase",
             answer="A" if i % 2 == 0 else "B",
             source="test",
-            switched_text=f"The suitcase {i} does not fit in the trophy because it is too big.",
+            switched_text=f"The suitcase {i} does not fit in the trophy because [it] is too big.",
             switchable=i % 2 == 0,
             associative=i % 3 == 0,
             knowledge_types=["Property"] if i % 2 else ["Object", "Spatial"],

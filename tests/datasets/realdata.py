@@ -65,7 +65,9 @@ def load_wsc_winowhy(data_dir: Path) -> None:
                 candidate_b=q["answers"][1].strip(),
                 answer=re.sub(r"[^AB]", "", q["correctAnswer"].upper())[:1],
                 source=q.get("source", ""),
-                switched_text=re.sub(r"\[(.*?)\]", r"\1", sw["sentence_switched"]),
+                switched_text=" ".join(
+                    sw["sentence_switched"].split()
+                ),  # [pronoun] kept, as the importer does
                 switchable=bool(sw["is_switchable"]),
                 associative=bool(assoc_rows[i]["is_associative"]),
                 knowledge_types=sorted(set(types.get(i, []))),

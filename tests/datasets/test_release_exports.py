@@ -86,3 +86,22 @@ def test_verify_folder_names_missing_and_changed_files(tmp_path: Path):
         "README.md: missing",
         "wsc.jsonl: bytes do not match the manifest's SHA-256",
     ]
+
+
+def test_switched_sentence_is_given_plain_and_cut_around_its_bracketed_pronoun():
+    from datasets.releases.snapshot import switched_parts
+
+    assert switched_parts("The demonstrators refused the councilmen because [they] feared violence.") == (
+        "The demonstrators refused the councilmen because they feared violence.",
+        "The demonstrators refused the councilmen because",
+        "they",
+        "feared violence.",
+    )
+    assert switched_parts("Sam's drawing was hung just above [Tina's].") == (
+        "Sam's drawing was hung just above Tina's.",
+        "Sam's drawing was hung just above",
+        "Tina's",
+        ".",
+    )
+    assert switched_parts("") == ("", "", "", "")
+    assert switched_parts("no brackets here") == ("no brackets here", "", "", "")

@@ -66,7 +66,28 @@ def test_real_data_releases_have_the_papers_counts(published):
     )
     assert first["candidates"] == ["The city councilmen", "The demonstrators"]
     assert first["answer"] == "A"
-    assert first["switched"].startswith("The demonstrators refused the city councilmen")
+    assert (
+        first["switched"]
+        == "The demonstrators refused the city councilmen a permit because they feared violence."
+    )
+    assert (first["switched_text_before"], first["switched_pronoun"], first["switched_text_after"]) == (
+        "The demonstrators refused the city councilmen a permit because",
+        "they",
+        "feared violence.",
+    )
+    kinds: dict[str, int] = {}
+    for schema in schemas:
+        for kind in schema["knowledge_types"]:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds == {
+        "Property": 32,
+        "Object": 82,
+        "Eventuality": 88,
+        "Spatial": 64,
+        "Quantity": 20,
+        "Others": 48,
+    }
+    assert sum(1 for s in schemas if s["twin"] is not None) >= 2 * 130
 
     reasons = _lines(_folder(published["winowhy"]) / "winowhy.jsonl")
     assert len(reasons) == 4095
@@ -149,6 +170,7 @@ def test_hugging_face_datasets_loads_every_config_with_the_same_rows(published, 
         ("wsc", "wsc", "test"),
         ("wsc", "wsc_switchable", "test"),
         ("wsc", "wsc_associative", "test"),
+        ("wsc", "wsc_non_associative", "test"),
         ("winowhy", "winowhy", "test"),
         ("comve-test", "comve_a", "test"),
         ("comve-test", "comve_b", "test"),
