@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -179,18 +179,24 @@ def release_create(
         other = Release.objects.filter(name=name).exclude(dataset=dataset).values_list("dataset", flat=True)
         for existing in other[:1]:
             raise ReleaseValidationError(f"release {name} is a {existing} release, not {dataset}")
-        release = Release.objects.create(
-            name=name,
-            dataset=dataset,
-            split=split,
-            selection=selection,
-            version=version,
-            version_major=major,
-            version_minor=minor,
-            version_patch=patch,
-            changelog=changelog,
-            created_by=user,
-        )
+        try:
+            with transaction.atomic():
+                release = Release.objects.create(
+                    name=name,
+                    dataset=dataset,
+                    split=split,
+                    selection=selection,
+                    version=version,
+                    version_major=major,
+                    version_minor=minor,
+                    version_patch=patch,
+                    changelog=changelog,
+                    created_by=user,
+                )
+        except IntegrityError as error:  # created at the same moment by someone else
+            raise ReleaseValidationError(
+                f"release {name}@{version} exists already; pick a new version"
+            ) from error
         count = 0
         batch: list[ReleaseItem] = []
         for key, payload in snapshot.item_payloads(dataset, selection):
@@ -277,7 +283,14 @@ def release_build(*, release_id: int, force: bool = False) -> Release:
             f"release {release.ref} is published and its files no longer match the manifest; "
             "it cannot be rebuilt in place (restore the files from `release_export`, or publish a new version)"
         )
-    _set_build(release.pk, build_status=BuildStatus.RUNNING, build_progress=0, build_error="")
+    # Claim the build: a duplicate delivery finds it RUNNING and leaves it to the first
+    # worker (force takes over, e.g. after a worker died mid-build).
+    claim = Release.objects.filter(pk=release.pk).exclude(status=ReleaseStatus.PUBLISHED)
+    if not force:
+        claim = claim.exclude(build_status=BuildStatus.RUNNING)
+    if not claim.update(build_status=BuildStatus.RUNNING, build_progress=0, build_error=""):
+        release.refresh_from_db()
+        return release
     total = max(release.item_count, 1)
     tmp = folder.parent / f".{release.version}.build-{uuid.uuid4().hex}"
     try:

@@ -164,3 +164,14 @@ def test_card_declares_a_hugging_face_config_per_non_empty_jsonl(curator, django
     assert "- config_name: wsc\n" in header and "path: wsc.jsonl" in header
     assert "config_name: wsc_switchable" in header
     assert "## Licence" in card and "## Citation" in card and "No agreement figures" in card
+
+
+def test_a_second_build_while_one_is_running_leaves_it_to_the_first(curator):
+    make_schemas(2)
+    release = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)
+    Release.objects.filter(pk=release.pk).update(build_status=BuildStatus.RUNNING, build_progress=30)
+    again = services.release_build(release_id=release.pk)
+    assert (again.build_status, again.build_progress) == (BuildStatus.RUNNING, 30)
+    assert not services.release_folder(release).exists()
+    forced = services.release_build(release_id=release.pk, force=True)  # e.g. the worker died
+    assert forced.build_status == BuildStatus.DONE
