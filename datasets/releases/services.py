@@ -84,7 +84,7 @@ def _agreement_summary(dataset: str, selection: dict[str, Any]) -> dict[str, Any
     try:
         from annotation.agreement_services import campaign_agreement_summary  # type: ignore[import-not-found]
     except ImportError:
-        return {"campaigns": {}, "note": "no agreement figures: agreement services are not installed"}
+        return {"campaigns": {}, "note": "the agreement services are not installed"}
     from annotation.models import Campaign
 
     items = snapshot.item_queryset(dataset, selection).values("id")
