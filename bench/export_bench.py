@@ -38,8 +38,8 @@ def setup_django(var_dir: Path) -> None:
     if os.environ.get("BENCH_DATABASE_URL"):
         os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    for folder in ("queue", "processed"):  # the filesystem broker gets the queued build message
-        (var_dir / "celery" / folder).mkdir(parents=True, exist_ok=True)
+    # The build queued by release_create goes nowhere: the children measure the export.
+    os.environ["CELERY_BROKER_URL"] = "memory://"
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -54,6 +54,10 @@ def prepare(items: int) -> dict:
     from datasets.releases import services
 
     call_command("migrate", verbosity=0)
+    from datasets.models import Release
+
+    if Schema.objects.filter(collection="bench").exists() or Release.objects.filter(name=NAME).exists():
+        sys.exit("the database already holds bench rows: use an empty scratch database")
     t0 = time.perf_counter()
     batch = []
     for i in range(items):
@@ -173,6 +177,11 @@ def main() -> None:
         s = results["streaming"]
         ok = s["seconds"] < 15 and s["maxrss_mb"] < 300
         print(f"target (streaming < 15 s and < 300 MB): {'met' if ok else 'NOT met'}")
+        if os.environ.get("BENCH_DATABASE_URL"):  # leave the scratch database as it was
+            from datasets.models import Release, Schema
+
+            Release.objects.filter(name=NAME).delete()  # a draft: deletable
+            Schema.objects.filter(collection="bench").delete()
         # Leave the folders writable so the temporary directory can be removed.
         for path in var_dir.rglob("*"):
             if path.is_file():
