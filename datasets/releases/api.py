@@ -5,7 +5,7 @@ from typing import Any
 
 from django.http import FileResponse
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -59,6 +59,12 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[OpenApiParameter("dataset", str, description="wsc, winowhy, comve or senmaking")],
+        description="Published releases (curators also see drafts and approved ones).",
+    )
+)
 class ReleaseListApi(generics.ListAPIView):
     serializer_class = ReleaseOutputSerializer
     permission_classes = [HasAnyRole]
