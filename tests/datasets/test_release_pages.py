@@ -93,3 +93,19 @@ def test_list_filters_by_dataset(client, researcher, release, curator, django_ca
     assert client.get(reverse("releases-api:release-list") + "?dataset=wsc").json()["count"] == 1
     create_release(django_capture_on_commit_callbacks, user=curator, version="1.1.0")  # a draft
     assert client.get(reverse("releases-api:release-list")).json()["count"] == 1
+
+
+def test_a_curator_on_a_draft_page_is_sent_to_the_admin_action(
+    client, curator, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    make_schemas(2)
+    draft = create_release(django_capture_on_commit_callbacks, user=curator, name="wsc-next")
+    curator.is_staff = True
+    curator.save()
+    client.force_login(curator)
+    page = client.get(reverse("releases:release-detail", args=[draft.name, draft.version])).content.decode()
+    link = reverse("admin:datasets_release_changelist") + "?q=wsc-next"
+    assert f'href="{link}"' in page and "Approve in the admin" in page
+    listing = client.get(link)
+    assert listing.status_code == 200 and b"wsc-next" in listing.content
