@@ -401,6 +401,7 @@ def release_publish(*, release: Release, user: Any) -> Release:
         if problems:
             raise ReleaseIntegrityError(f"release {locked.ref}: " + "; ".join(problems))
         _freeze_on_disk(folder)
+        folder.chmod(0o555)  # no file can be added, removed or renamed either
         Release.objects.filter(pk=locked.pk, status=ReleaseStatus.APPROVED).update(
             status=ReleaseStatus.PUBLISHED, published_by=user, published_at=timezone.now()
         )

@@ -248,7 +248,9 @@ def test_editing_the_items_after_release_changes_nothing_in_it(release):
 
 
 def test_published_files_are_read_only_on_disk(release):
-    for path in services.release_folder(release).iterdir():
+    folder = services.release_folder(release)
+    assert folder.stat().st_mode & 0o777 == 0o555
+    for path in folder.iterdir():
         assert path.stat().st_mode & 0o777 == 0o444
 
 
