@@ -105,3 +105,21 @@ def test_switched_sentence_is_given_plain_and_cut_around_its_bracketed_pronoun()
     )
     assert switched_parts("") == ("", "", "", "")
     assert switched_parts("no brackets here") == ("no brackets here", "", "", "")
+
+
+def test_export_memory_does_not_grow_with_the_number_of_items(tmp_path: Path):
+    import tracemalloc
+
+    def peak(n: int) -> int:
+        tracemalloc.start()
+        try:
+            build_release_folder(
+                meta={**META, "item_count": n}, payloads=payloads(n), out_dir=tmp_path / str(n)
+            )
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(1_000), peak(20_000)
+    print(f"tracemalloc peak: 1,000 items {small} B, 20,000 items {large} B")
+    assert large < small * 1.5 + 64 * 1024, (small, large)  # 20 times the items, about the same memory
