@@ -66,23 +66,42 @@ def file_sha256(path: Path, chunk_size: int = 1 << 20) -> str:
 
 
 class _HashingFile:
-    """A text sink that writes UTF-8 bytes and hashes them as they go."""
+    """A text sink that writes UTF-8 bytes and hashes them as they go.
+
+    Lines are gathered into blocks of about 64 KB and encoded, hashed and written per block:
+    the same bytes as line by line, far fewer calls; memory stays bounded by the block.
+    """
+
+    BLOCK = 1 << 16
 
     def __init__(self, path: Path) -> None:
         self.name = path.name
         self._handle = path.open("wb")
         self._sha = hashlib.sha256()
+        self._pending: list[str] = []
+        self._pending_chars = 0
         self.size = 0
         self.items = 0
 
     def write(self, text: str) -> int:
-        data = text.encode("utf-8")
+        self._pending.append(text)
+        self._pending_chars += len(text)
+        if self._pending_chars >= self.BLOCK:
+            self._flush()
+        return len(text)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        data = "".join(self._pending).encode("utf-8")
+        self._pending.clear()
+        self._pending_chars = 0
         self._handle.write(data)
         self._sha.update(data)
         self.size += len(data)
-        return len(text)
 
     def close(self) -> BuiltFile:
+        self._flush()
         self._handle.close()
         return BuiltFile(name=self.name, size=self.size, sha256=self._sha.hexdigest(), items=self.items)
 
@@ -117,11 +136,11 @@ class _Sinks:
 
 
 def wsc_record(payload: dict[str, Any]) -> dict[str, Any]:
-    return dict(payload)
+    return payload  # the frozen payload is the record (fields in docs/formats.md)
 
 
 def winowhy_record(payload: dict[str, Any]) -> dict[str, Any]:
-    return dict(payload)
+    return payload
 
 
 def comve_a_record(p: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +162,10 @@ def comve_c_record(p: dict[str, Any]) -> dict[str, Any]:
     return {"id": p["id"], "false_sent": p["false_sent"], "references": list(p["references"])}
 
 
+_SWITCHABLE = {value: f"switchable={value}" for value in (True, False, None)}
+_ASSOCIATIVE = {value: f"associative={value}" for value in (True, False, None)}
+
+
 def _write_wsc(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
     record = wsc_record(payload)
     line = canonical_json(record) + "\n"  # encoded once, written to every file it belongs to
@@ -153,10 +176,10 @@ def _write_wsc(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
         sinks.text("wsc_associative.jsonl", line)
     elif record.get("associative") is False:
         sinks.text("wsc_non_associative.jsonl", line)
-    stats[f"switchable={record.get('switchable')}"] += 1
-    stats[f"associative={record.get('associative')}"] += 1
+    stats[_SWITCHABLE[record.get("switchable")]] += 1
+    stats[_ASSOCIATIVE[record.get("associative")]] += 1
     for kind in record.get("knowledge_types") or []:
-        stats[f"knowledge_type={kind}"] += 1
+        stats["knowledge_type=" + kind] += 1
 
 
 def _write_winowhy(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
