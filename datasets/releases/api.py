@@ -93,10 +93,10 @@ class ReleaseFileDownloadApi(APIView):
         release = selectors.release_get(user=request.user, name=name, version=version)
         release_file = selectors.release_file_get(user=request.user, release=release, file_name=file_name)
         try:
-            path = selectors.release_file_verified_path(release_file=release_file)
+            handle = selectors.release_file_open_verified(release_file=release_file)
         except ReleaseIntegrityError as error:
             logger.error("refused to serve %s", error)
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
-        response = FileResponse(path.open("rb"), as_attachment=True, filename=release_file.name)
+        response = FileResponse(handle, as_attachment=True, filename=release_file.name)
         response["X-Checksum-SHA256"] = release_file.sha256
         return response

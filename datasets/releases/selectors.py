@@ -1,7 +1,8 @@
 """Release reads, narrowed to what the user may see (out of reach = 404)."""
 
+import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.http import Http404
@@ -36,7 +37,29 @@ def release_file_get(*, user: Any, release: Release, file_name: str) -> ReleaseF
     return file
 
 
-def release_file_verified_path(*, release_file: ReleaseFile) -> Path:
+def release_file_open_verified(*, release_file: ReleaseFile) -> BinaryIO:
+    """The file opened for reading once its bytes (read through this very handle) match.
+
+    Hashing the handle that is then served means a file swapped on disk after the check
+    is not what gets sent.
+    """
+    path = release_file_verified_path(release_file=release_file, check_bytes=False)
+    handle = path.open("rb")
+    digest = hashlib.sha256()
+    size = 0
+    while chunk := handle.read(1 << 20):
+        digest.update(chunk)
+        size += len(chunk)
+    if size != release_file.size or digest.hexdigest() != release_file.sha256:
+        handle.close()
+        raise ReleaseIntegrityError(
+            f"{release_file.release.ref}/{release_file.name}: the bytes on disk no longer match the manifest's SHA-256"
+        )
+    handle.seek(0)
+    return handle
+
+
+def release_file_verified_path(*, release_file: ReleaseFile, check_bytes: bool = True) -> Path:
     """The file's path once its bytes match the manifest (and its row); refuse otherwise."""
     release = release_file.release
     path = Path(settings.MEDIA_ROOT) / release_file.path
@@ -48,7 +71,7 @@ def release_file_verified_path(*, release_file: ReleaseFile) -> Path:
         )
     if not path.is_file():
         raise ReleaseIntegrityError(f"{release.ref}/{release_file.name}: the file is missing on disk")
-    if path.stat().st_size != release_file.size or file_sha256(path) != expected:
+    if check_bytes and (path.stat().st_size != release_file.size or file_sha256(path) != expected):
         raise ReleaseIntegrityError(
             f"{release.ref}/{release_file.name}: the bytes on disk no longer match the manifest's SHA-256"
         )

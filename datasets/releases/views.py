@@ -63,10 +63,10 @@ def release_download(request: HttpRequest, name: str, version: str, file_name: s
     release = selectors.release_get(user=request.user, name=name, version=version)
     release_file = selectors.release_file_get(user=request.user, release=release, file_name=file_name)
     try:
-        path = selectors.release_file_verified_path(release_file=release_file)
+        handle = selectors.release_file_open_verified(release_file=release_file)
     except ReleaseIntegrityError as error:
         logger.error("refused to serve %s", error)
         return HttpResponse(f"Refused: {error}", status=409, content_type="text/plain; charset=utf-8")
-    response = FileResponse(path.open("rb"), as_attachment=True, filename=release_file.name)
+    response = FileResponse(handle, as_attachment=True, filename=release_file.name)
     response["X-Checksum-SHA256"] = release_file.sha256
     return response
