@@ -1,83 +1,36 @@
 """Test data for the agreement tests: WinoWhy schemas and reasons, small campaigns.
 
-``winowhy_reasons`` uses the data set importer (``datasets.services.dataset_import``) when the
-branch has it, else writes Schema and Reason rows straight from the JSON (same keys as the
-importer: collection wsc273, external_id = question index, position = index in its list).
+``winowhy_reasons`` imports them with the data set importer (``datasets.services.dataset_import``).
 """
 
-import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from annotation.models import Campaign, CampaignItem, Judgment
-from datasets.models import Reason, ReasonOrigin, Schema
-
-ORIGINS = {"human": ReasonOrigin.HUMAN, "gpt": ReasonOrigin.GENERATED, "reverse": ReasonOrigin.REVERSE}
-CAT_REF_NAMES = {"Temporal": "Eventuality"}
-
-
-def _label(score: float) -> str:
-    votes = round(score * 5)
-    return "positive" if votes >= 4 else "negative" if votes <= 1 else "acceptable"
+from datasets.models import Reason
+from datasets.services import dataset_import
 
 
 def winowhy_reasons(data_dir: Path, *, questions: int | None = None) -> int:
-    """Schema and Reason rows for the first ``questions`` WinoWhy questions (all by default)."""
+    """Schema and Reason rows for the first ``questions`` WinoWhy questions (all by default),
+    imported through the data set importer (a subset goes through a truncated copy)."""
     path = data_dir / "winowhy" / "winowhy.json"
     cat_ref = data_dir / "winowhy" / "cat_ref.json"
     if questions is None:
-        try:
-            from datasets.services import dataset_import  # type: ignore[attr-defined]
-        except ImportError:
-            pass
-        else:
-            dataset_import(format="winowhy", paths=[path], options={"categories": cat_ref})
-            return Reason.objects.count()
-    raw = path.read_bytes()
-    checksum = hashlib.sha256(raw).hexdigest()
-    data = json.loads(raw)[: questions or None]
-    types: dict[int, list[str]] = {}
-    for name, indexes in json.loads(cat_ref.read_text(encoding="utf-8")).items():
-        for index in indexes:
-            types.setdefault(index, []).append(CAT_REF_NAMES.get(name, name))
-    provenance = {"source_file": path.name, "file_checksum": checksum}
-    schemas = Schema.objects.bulk_create(
-        [
-            Schema(
-                collection="wsc273",
-                external_id=str(i),
-                text_before=q["text"]["txt1"],
-                pronoun=q["text"]["pron"],
-                text_after=q["text"]["txt2"],
-                candidate_a=q["answers"][0],
-                candidate_b=q["answers"][1],
-                answer=q["correctAnswer"].strip(" .")[:1],
-                source=q.get("source", ""),
-                knowledge_types=sorted(types.get(i, [])),
-                source_row=i + 1,
-                **provenance,
-            )
-            for i, q in enumerate(data)
-        ]
-    )
-    Reason.objects.bulk_create(
-        [
-            Reason(
-                schema=schema,
-                position=p,
-                text=r[0].strip(),
-                origin=ORIGINS[r[1]],
-                plausibility=r[2],
-                label=_label(r[2]),
-                source_label=r[3],
-                source_row=i + 1,
-                **provenance,
-            )
-            for i, (schema, q) in enumerate(zip(schemas, data, strict=True))
-            for p, r in enumerate(q["reasons"])
-        ]
-    )
+        dataset_import(format="winowhy", paths=[path], options={"categories": cat_ref})
+        return Reason.objects.count()
+    with tempfile.TemporaryDirectory() as tmp:
+        subset = Path(tmp) / "winowhy.json"
+        subset.write_text(json.dumps(json.loads(path.read_bytes())[:questions]), encoding="utf-8")
+        types = {
+            name: [i for i in indexes if i < questions]
+            for name, indexes in json.loads(cat_ref.read_text(encoding="utf-8")).items()
+        }
+        subset_types = Path(tmp) / "cat_ref.json"
+        subset_types.write_text(json.dumps(types), encoding="utf-8")
+        dataset_import(format="winowhy", paths=[subset], options={"categories": subset_types})
     return Reason.objects.count()
 
 

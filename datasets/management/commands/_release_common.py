@@ -1,0 +1,44 @@
+"""Shared bits of the release_* commands: --user, NAME@X.Y.Z, domain errors -> CommandError."""
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError, CommandParser
+
+from config.roles import user_is_curator
+from datasets.models import Release
+from datasets.releases.errors import ReleaseError
+from datasets.releases.semver import parse_ref
+
+USER_HELP = (
+    "Act as this user (must be a curator). Without --user the command acts as the system: "
+    "whoever can run commands on the server already holds the database."
+)
+
+
+def add_user_argument(parser: CommandParser) -> None:
+    parser.add_argument("--user", default="", help=USER_HELP)
+
+
+def resolve_user(username: str) -> Any:
+    if not username:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"no user named {username!r}")
+    if not user_is_curator(user):
+        raise CommandError(
+            f"user {username!r} is not a curator; only curators create, approve and publish releases"
+        )
+    return user
+
+
+def get_release(ref: str) -> Release:
+    try:
+        name, version = parse_ref(ref)
+    except ReleaseError as error:
+        raise CommandError(str(error)) from error
+    release = Release.objects.filter(name=name, version=version).first()
+    if release is None:
+        raise CommandError(f"no release {ref}")
+    return release

@@ -1,0 +1,90 @@
+"""Diff of two releases' items (pure: no Django imports).
+
+Items are compared by key; an item whose canonical payload digest differs is "changed",
+and the label fields of its data set that differ are listed under "labels_changed".
+Old items are held as key -> (digest, labels) only, so memory grows with the number of
+keys, not with the payloads; the key lists in the result are capped (counts are exact).
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+# The fields that are labels (imported or aggregated) per data set.
+LABEL_FIELDS: dict[str, tuple[str, ...]] = {
+    "wsc": ("answer", "switchable", "associative", "knowledge_types"),
+    "winowhy": ("label", "score", "knowledge_type"),
+    "comve": ("false_index", "correct_option"),
+    "senmaking": ("false_index", "correct_option"),
+}
+MAX_LISTED = 500
+
+Entry = tuple[str, str, dict[str, Any]]  # key, digest, payload
+
+
+def labels_of(dataset: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {field: payload.get(field) for field in LABEL_FIELDS.get(dataset, ())}
+
+
+def first_version_diff(count: int) -> dict[str, Any]:
+    """The diff of a release with no previous version: every item is new."""
+    return {
+        "previous_version": None,
+        "counts": {"added": count, "removed": 0, "changed": 0, "labels_changed": 0, "unchanged": 0},
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "labels_changed": [],
+        "note": "first version: every item is new",
+    }
+
+
+def release_items_diff(
+    *, dataset: str, previous_version: str | None, old: Iterable[Entry], new: Iterable[Entry]
+) -> dict[str, Any]:
+    """Items added, removed, changed and labels changed between ``old`` and ``new``."""
+    if previous_version is None:
+        return first_version_diff(sum(1 for _ in new))
+    before: dict[str, tuple[str, dict[str, Any]]] = {
+        key: (digest, labels_of(dataset, payload)) for key, digest, payload in old
+    }
+    added: list[str] = []
+    changed: list[str] = []
+    labels_changed: list[dict[str, Any]] = []
+    counts = {"added": 0, "removed": 0, "changed": 0, "labels_changed": 0, "unchanged": 0}
+    seen: set[str] = set()
+    for key, digest, payload in new:
+        seen.add(key)
+        previous = before.get(key)
+        if previous is None:
+            counts["added"] += 1
+            if len(added) < MAX_LISTED:
+                added.append(key)
+            continue
+        old_digest, old_labels = previous
+        if old_digest == digest:
+            counts["unchanged"] += 1
+            continue
+        counts["changed"] += 1
+        if len(changed) < MAX_LISTED:
+            changed.append(key)
+        new_labels = labels_of(dataset, payload)
+        fields = [f for f in new_labels if new_labels[f] != old_labels.get(f)]
+        if fields:
+            counts["labels_changed"] += 1
+            if len(labels_changed) < MAX_LISTED:
+                labels_changed.append(
+                    {
+                        "key": key,
+                        "fields": {f: {"old": old_labels.get(f), "new": new_labels[f]} for f in fields},
+                    }
+                )
+    removed = sorted(k for k in before if k not in seen)
+    counts["removed"] = len(removed)
+    return {
+        "previous_version": previous_version,
+        "counts": counts,
+        "added": added,
+        "removed": removed[:MAX_LISTED],
+        "changed": changed,
+        "labels_changed": labels_changed,
+    }
