@@ -12,6 +12,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("datasets/", include("datasets.urls")),
     path("api/", include("datasets.api_urls")),
+    path("annotation/", include("annotation.urls")),
+    path("api/annotation/", include("annotation.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
