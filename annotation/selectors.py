@@ -199,9 +199,19 @@ def campaign_items_page(
     items = list(qs[offset : offset + limit])
     ids = [i.pk for i in items]
     votes: dict[int, Counter[str]] = {i: Counter() for i in ids}
-    for item_id, answer, payload in Judgment.objects.filter(campaign_item_id__in=ids).values_list(
-        "campaign_item_id", "answer", "payload"
+    texts: dict[int, list[str]] = {i: [] for i in ids}
+    for item_id, answer, payload, text in Judgment.objects.filter(campaign_item_id__in=ids).values_list(
+        "campaign_item_id", "answer", "payload", "text"
     ):
+        if text:
+            texts[item_id].append(text)
+        elif campaign.task == Task.COMVE_WRITING and isinstance(payload, dict) and payload:
+            texts[item_id].append(
+                f"{payload.get('statement_0', '')} / {payload.get('statement_1', '')} "
+                f"(against sense: {int(payload.get('false_index', 0)) + 1}; reasons "
+                f"A {payload.get('option_a', '')} B {payload.get('option_b', '')} C {payload.get('option_c', '')}, "
+                f"right {payload.get('correct_option', '')}; references {' | '.join(payload.get('references', []))})"
+            )
         key = answer
         if campaign.task == Task.COMVE_CHECK and isinstance(payload, dict) and payload.get("option"):
             key = f"{answer}:{payload['option']}"
@@ -216,6 +226,7 @@ def campaign_items_page(
             "item": item,
             "summary": item_summary(item=item),
             "votes": sorted(votes[item.pk].items()),
+            "texts": texts[item.pk],
             "adjudications": adjudications[item.pk],
         }
         for item in items
