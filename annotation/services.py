@@ -15,6 +15,7 @@ The unique constraints on (item, annotator) for leases and judgments are the las
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -454,11 +455,9 @@ def judgment_submit(
                 return SubmitResult(existing, created=False)
             lease = Assignment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
             if lease is None:
+                # Votes of a published data set (imported campaign) come without a lease.
                 if not campaign.imported:
                     raise JudgmentRefused("This item was not given to you; ask for the next item.")
-                lease = Assignment(
-                    campaign_item_id=item_id, annotator=annotator, leased_at=now, expires_at=now
-                )
             elif (
                 lease.status != AssignmentStatus.SUBMITTED and lease.expires_at <= now and not locked.is_gold
             ):
@@ -472,7 +471,7 @@ def judgment_submit(
                 raise JudgmentRefused(
                     "This item has all its judgments already; your answer was not recorded."
                 )
-            if duration_ms is None and lease.pk is not None:
+            if duration_ms is None and lease is not None:
                 duration_ms = max(0, int((now - lease.leased_at).total_seconds() * 1000))
             judgment = Judgment.objects.create(
                 campaign_item_id=item_id,
@@ -482,8 +481,9 @@ def judgment_submit(
                 payload=payload,
                 duration_ms=duration_ms,
             )
-            lease.status = AssignmentStatus.SUBMITTED
-            lease.save()
+            if lease is not None:
+                lease.status = AssignmentStatus.SUBMITTED
+                lease.save(update_fields=["status"])
             CampaignItem.objects.filter(pk=item_id).update(judgment_count=F("judgment_count") + 1)
             if locked.is_gold:
                 correct = answer_key(campaign.task, answer, payload) == locked.gold_answer
@@ -546,8 +546,6 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
         )
         added: Counter[int] = Counter()
         judgments: list[Judgment] = []
-        leases: list[Assignment] = []
-        now = timezone.now()
         for n, (vote, a, t, p) in enumerate(cleaned, start=1):
             pair = (vote.item.pk, vote.annotator.pk)
             if pair in done:
@@ -557,15 +555,6 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
             if not item.is_gold and item.judgment_count + added[item.pk] >= campaign.judgments_per_item:
                 raise JudgmentRefused(f"vote {n}: item {item.pk} would get more than K judgments")
             added[item.pk] += 1
-            leases.append(
-                Assignment(
-                    campaign_item_id=item.pk,
-                    annotator=vote.annotator,
-                    status=AssignmentStatus.SUBMITTED,
-                    leased_at=now,
-                    expires_at=now,
-                )
-            )
             judgments.append(
                 Judgment(
                     campaign_item_id=item.pk,
@@ -576,7 +565,6 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
                     duration_ms=vote.duration_ms,
                 )
             )
-        Assignment.objects.bulk_create(leases, batch_size=2000, ignore_conflicts=True)
         Judgment.objects.bulk_create(judgments, batch_size=2000)
         by_count: dict[int, list[int]] = defaultdict(list)
         for item_id, n in added.items():
@@ -626,13 +614,35 @@ class AggregateSummary:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _save_if_changed(obj: models.Model, values: dict[str, Any]) -> bool:
-    changed = [name for name, value in values.items() if getattr(obj, name) != value]
-    for name in changed:
-        setattr(obj, name, values[name])
-    if changed:
-        obj.save(update_fields=changed)
-    return bool(changed)
+class _Changes:
+    """Collects changed rows and writes them with one bulk_update per model."""
+
+    def __init__(self) -> None:
+        self.rows: dict[type[models.Model], dict[int, models.Model]] = defaultdict(dict)
+        self.fields: dict[type[models.Model], set[str]] = defaultdict(set)
+
+    def set(self, obj: models.Model, values: dict[str, Any]) -> bool:
+        changed = [name for name, value in values.items() if getattr(obj, name) != value]
+        for name in changed:
+            setattr(obj, name, values[name])
+        if changed:
+            self.rows[type(obj)][obj.pk] = obj
+            self.fields[type(obj)].update(changed)
+        return bool(changed)
+
+    def write(self) -> None:
+        # Rows with the same new values share one UPDATE (labels repeat a lot: a
+        # plausibility campaign has six distinct outcomes for thousands of reasons).
+        for model, rows in self.rows.items():
+            fields = sorted(self.fields[model])
+            groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+            for pk, obj in rows.items():
+                values = {f: getattr(obj, f) for f in fields}
+                key = json.dumps(values, sort_keys=True, default=str)
+                groups.setdefault(key, (values, []))[1].append(pk)
+            for values, pks in groups.values():
+                for start in range(0, len(pks), 500):
+                    model.objects.filter(pk__in=pks[start : start + 500]).update(**values)  # type: ignore[attr-defined]
 
 
 def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
@@ -656,6 +666,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
         for adj in Adjudication.objects.filter(campaign_item__campaign=campaign).order_by("created_at", "pk"):
             decisions[adj.campaign_item_id] = adj.decision
         summary.items = len(items)
+        changes = _Changes()
         type_votes: dict[int, list[list[str]]] = defaultdict(list)
         schemas: dict[int, Schema] = {}
         check_right = check_total = 0
@@ -690,7 +701,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                         label = decision == "associative"
                     values = {"associative": label}
                     summary.labels["associative" if label else "not associative"] += 1
-                changed |= _save_if_changed(schema, values)
+                changed |= changes.set(schema, values)
                 aggregate["label"] = label
                 needs_review = len(counts) > 1
             elif task == Task.REASON_PLAUSIBILITY:
@@ -698,7 +709,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                 assert reason is not None
                 result = rules.plausibility(answers)
                 label_text = decision or result.label
-                changed |= _save_if_changed(reason, {"plausibility": result.score, "label": label_text})
+                changed |= changes.set(reason, {"plausibility": result.score, "label": label_text})
                 aggregate.update(score=result.score, label=label_text)
                 summary.labels[label_text] += 1
                 needs_review = result.label == "acceptable" and not decision
@@ -708,7 +719,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                 kind, tie = rules.majority(answers)
                 if decision:
                     kind, tie = decision, False
-                changed |= _save_if_changed(reason, {"knowledge_type": kind})
+                changed |= changes.set(reason, {"knowledge_type": kind})
                 aggregate.update(label=kind, tie=tie)
                 summary.labels[kind] += 1
                 type_votes[reason.schema_id].append(answers)
@@ -738,7 +749,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                 given = [answer_key(task, j.answer, j.payload) for j in item_votes]
                 check = rules.comve_check(given, key)
                 rewrite = check.needs_rewrite if not decision else decision == "rewrite"
-                changed |= _save_if_changed(comve, {"needs_rewrite": rewrite})
+                changed |= changes.set(comve, {"needs_rewrite": rewrite})
                 aggregate.update(
                     wrong=check.wrong, needs_rewrite=rewrite, accuracy=1 - check.wrong / check.total
                 )
@@ -748,13 +759,14 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                 needs_review = rewrite
             if decision:
                 aggregate["adjudication"] = decision
-            changed |= _save_if_changed(item, {"aggregate": aggregate, "needs_review": needs_review})
+            changed |= changes.set(item, {"aggregate": aggregate, "needs_review": needs_review})
             summary.changed += int(changed)
         if task == Task.KNOWLEDGE_TYPE:
             for schema_id, per_reason in type_votes.items():
                 major = rules.major_types(per_reason)
-                summary.changed += int(_save_if_changed(schemas[schema_id], {"knowledge_types": major}))
+                summary.changed += int(changes.set(schemas[schema_id], {"knowledge_types": major}))
             summary.extra["questions"] = len(type_votes)
+        changes.write()
         if task == Task.COMVE_CHECK:
             summary.extra["human_accuracy"] = check_right / check_total if check_total else None
     return summary
