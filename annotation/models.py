@@ -93,7 +93,11 @@ class Assignment(models.Model):
                 fields=["campaign_item", "annotator"], name="assignment_once_per_annotator"
             ),
         ]
-        indexes = [models.Index(fields=["status", "expires_at"])]
+        indexes = [
+            models.Index(fields=["status", "expires_at"]),
+            # live leases of one item (assignment_next counts them for every candidate)
+            models.Index(fields=["campaign_item", "status", "expires_at"], name="assignment_item_live"),
+        ]
 
     def __str__(self) -> str:
         return f"assignment of item {self.campaign_item_id} to user {self.annotator_id} ({self.status})"

@@ -297,12 +297,18 @@ def _live_leases(now: datetime) -> Q:
 
 
 def _item_load(item_id: int, now: datetime, *, exclude_annotator: Any = None) -> tuple[int, int]:
-    """(judgments, live leases) of an item, read in a fresh statement."""
-    count = CampaignItem.objects.filter(pk=item_id).values_list("judgment_count", flat=True).get()
-    leases = Assignment.objects.filter(_live_leases(now), campaign_item_id=item_id)
+    """(judgments, live leases) of an item, read in one fresh statement."""
+    leases = Assignment.objects.filter(_live_leases(now), campaign_item=OuterRef("pk"))
     if exclude_annotator is not None:
         leases = leases.exclude(annotator=exclude_annotator)
-    return count, leases.count()
+    live = leases.order_by().values("campaign_item").annotate(n=Count("pk")).values("n")
+    judged, leased = (
+        CampaignItem.objects.filter(pk=item_id)
+        .annotate(live=Coalesce(Subquery(live), Value(0)))
+        .values_list("judgment_count", "live")
+        .get()
+    )
+    return int(judged), int(leased)
 
 
 def assignment_next(
@@ -319,9 +325,15 @@ def assignment_next(
         )
     k = campaign.judgments_per_item
     with transaction.atomic():
-        member, _ = CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
         # One request at a time per annotator (a double click must not lease two items).
-        member = CampaignAnnotator.objects.select_for_update().get(pk=member.pk)
+        member = (
+            CampaignAnnotator.objects.select_for_update()
+            .filter(campaign=campaign, annotator=annotator)
+            .first()
+        )
+        if member is None:
+            member, _ = CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
+            member = CampaignAnnotator.objects.select_for_update().get(pk=member.pk)
         if member.paused:
             raise AnnotatorPaused("A curator has paused your work on this campaign; no items for now.")
         current = (
@@ -433,27 +445,35 @@ def judgment_submit(
     else:
         assert item is not None
         item_id = item.pk
-    target = CampaignItem.objects.select_related("campaign", "comve_item").get(pk=item_id)
-    campaign = target.campaign
-    try:
-        answer, text, payload = answer_clean(
-            campaign.task,
-            answer=answer,
-            text=text,
-            payload=payload,
-            has_options=_has_options(target.comve_item),
-        )
-    except AnswerError as exc:
-        raise JudgmentRefused(str(exc)) from None
     if duration_ms is not None and not 0 <= int(duration_ms) <= 86_400_000:
         duration_ms = None
     try:
         with transaction.atomic():
-            locked = CampaignItem.objects.select_for_update().get(pk=item_id)
+            # The item's row lock serialises everything that changes its count.
+            locked = (
+                CampaignItem.objects.select_for_update(of=("self",))
+                .select_related("campaign", "comve_item")
+                .get(pk=item_id)
+            )
+            campaign = locked.campaign
+            try:
+                answer, text, payload = answer_clean(
+                    campaign.task,
+                    answer=answer,
+                    text=text,
+                    payload=payload,
+                    has_options=_has_options(locked.comve_item),
+                )
+            except AnswerError as exc:
+                raise JudgmentRefused(str(exc)) from None
             existing = Judgment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
             if existing is not None:
                 return SubmitResult(existing, created=False)
-            lease = Assignment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
+            # (a given assignment's status may be stale, but a submitted one has its
+            # judgment, which returned above)
+            lease = (
+                assignment or Assignment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
+            )
             if lease is None:
                 # Votes of a published data set (imported campaign) come without a lease.
                 if not campaign.imported:
