@@ -18,6 +18,8 @@ from annotation.models import Assignment, CampaignAnnotator, CampaignItem
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.tasks_registry import TASKS, task_spec
 
+ITEMS_PER_PAGE = 200
+
 
 def _htmx(request: HttpRequest) -> bool:
     return bool(getattr(request, "htmx", False))
@@ -126,12 +128,23 @@ def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
     _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     flagged_only = request.GET.get("flagged") == "1"
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
     context = {
         "campaign": campaign,
         "spec": task_spec(campaign.task),
         "progress": selectors.campaign_progress(campaign=campaign),
         "annotators": selectors.campaign_annotators(campaign=campaign),
-        "items": selectors.campaign_items_page(campaign=campaign, flagged_only=flagged_only),
+        "items": selectors.campaign_items_page(
+            campaign=campaign,
+            flagged_only=flagged_only,
+            limit=ITEMS_PER_PAGE,
+            offset=(page - 1) * ITEMS_PER_PAGE,
+        ),
+        "page": page,
+        "per_page": ITEMS_PER_PAGE,
         "flagged_only": flagged_only,
         "decisions": services.adjudication_decisions(campaign.task),
     }

@@ -92,3 +92,12 @@ def test_matches_trichelair_on_at_least_90_percent_of_their_switchable_schemas(d
     # "botray" for "bottom", an inconsistent "his") or rewrites beyond a switch.
     assert matching / total >= 0.90, misses
     assert matching >= 124
+
+
+@pytest.mark.realdata
+@pytest.mark.django_db
+def test_switched_measure_command_prints_the_share(data_dir, capsys):
+    from django.core.management import call_command
+
+    call_command("switched_measure", "--file", str(data_dir / "wsc_switched" / "WSC_switched_label.json"))
+    assert "124/131 = 94.7%" in capsys.readouterr().out

@@ -289,3 +289,15 @@ def test_exports_jsonl_and_csv(client, curator, annotator, campaign):
     table = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert table[0]["duration_ms"] == "10"
     assert client.get(reverse("annotation:campaign-export", args=["sw", "xlsx"])).status_code == 404
+
+
+def test_curator_items_table_pages(client, curator):
+    SchemaFactory.create_batch(201)
+    campaign_create(name="big", task="associativity", items="schemas")
+    _login(client, curator)
+    url = reverse("annotation:campaign-detail", args=["big"])
+    first = client.get(url)
+    assert len(first.context["items"]) == 200 and "?page=2" in first.content.decode()
+    second = client.get(url + "?page=2")
+    assert len(second.context["items"]) == 1
+    assert client.get(url + "?page=x").status_code == 200
