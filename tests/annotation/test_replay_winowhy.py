@@ -5,7 +5,7 @@ the rest "implausible" judgments from 5 annotators, sent through the judgment se
 then aggregated by the paper's rule: 1,270 positive, 1,595 negative, 1,230 acceptable."""
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 
 import pytest
 
@@ -18,6 +18,11 @@ from annotation.services import (
     judgment_submit,
 )
 from datasets.models import Reason, Schema
+
+
+def _norm(text):
+    return " ".join(text.lower().split())
+
 
 SOURCE_LABEL = {"Valid": "positive", "Invalid": "negative", "Undecided": "acceptable"}
 
@@ -74,23 +79,32 @@ def test_winowhy_votes_replayed_give_the_papers_labels(data_dir, make_annotators
     questions = json.loads(path.read_text(encoding="utf-8"))
     _load_winowhy(path)
     assert Reason.objects.count() == 4095
-    # 5 plausible votes out of 5 for each published score
-    plausible_votes = {}
-    for i, q in enumerate(questions):
-        for j, (_text, _origin, score, _label) in enumerate(q["reasons"]):
-            plausible_votes[(str(i), j)] = round(score * 5)
+    # plausible votes (of 5) for each reason, from the published score. Keyed by text, not
+    # by ids, so that any importer's numbering works; repeated keys pop in file order.
+    plausible_votes: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for q in questions:
+        sentence = _norm(" ".join((q["text"]["txt1"], q["text"]["pron"], q["text"]["txt2"])))
+        for text, _origin, score, _label in q["reasons"]:
+            plausible_votes[(sentence, _norm(text))].append(round(score * 5))
     campaign = campaign_create(
         name="winowhy-replay", task="reason_plausibility", items="reasons", imported=True
     )
     assert campaign.judgments_per_item == 5
     annotators = make_annotators(5, prefix="winowhy")
     items = list(
-        CampaignItem.objects.filter(campaign=campaign).select_related("reason__schema").order_by("pk")
+        CampaignItem.objects.filter(campaign=campaign)
+        .select_related("reason__schema")
+        .order_by("reason__schema_id", "reason__position")
     )
     assert len(items) == 4095
+    plausible_of = {}
+    for item in items:
+        key = (_norm(item.reason.schema.sentence), _norm(item.reason.text))
+        plausible_of[item.pk] = plausible_votes[key].pop(0)
+    assert not any(plausible_votes.values())  # every published score used exactly once
 
     def votes_of(item):
-        p = plausible_votes[(item.reason.schema.external_id, item.reason.position)]
+        p = plausible_of[item.pk]
         return [("plausible" if n < p else "implausible") for n in range(5)]
 
     # The first 20 reasons go vote by vote through judgment_submit (the annotators'
