@@ -64,7 +64,11 @@ class CampaignItem(models.Model):
 
     class Meta:
         ordering = ["campaign_id", "id"]
-        indexes = [models.Index(fields=["campaign", "is_gold", "judgment_count"])]
+        indexes = [
+            # assignment_next walks this index backwards (fullest items first, then newest):
+            # the first row that passes the filters is the answer, no sort needed.
+            models.Index(fields=["campaign", "is_gold", "judgment_count", "id"], name="campaignitem_next"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign.name} item #{self.pk}"

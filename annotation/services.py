@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -267,7 +267,18 @@ def campaign_create(
         CampaignItem.objects.bulk_create(rows, batch_size=1000)
         campaign.selection = selection
         campaign.save(update_fields=["selection"])
+        if connection.vendor == "postgresql" and len(rows) >= 200:
+            transaction.on_commit(_analyze_campaign_items)
     return campaign
+
+
+def _analyze_campaign_items() -> None:
+    """Fresh planner statistics after a bulk insert. Until autovacuum's next ANALYZE the
+    planner believes the new campaign has almost no items and sorts all of them on every
+    assignment_next instead of walking the campaignitem_next index (100 ms instead of 1 ms
+    at 4,000 items)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(CampaignItem._meta.db_table)}")
 
 
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
@@ -374,7 +385,7 @@ def assignment_next(
         for _ in range(100):
             candidate = (
                 open_items.exclude(pk__in=rejected)
-                .order_by("-judgment_count", "pk")
+                .order_by("-judgment_count", "-pk")
                 .select_for_update(skip_locked=True, of=("self",))
                 .values_list("pk", flat=True)
                 .first()
