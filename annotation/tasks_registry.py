@@ -297,7 +297,9 @@ def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:
         i = lowered.rfind(b)
         if i >= 0:
             cut = max(cut, i + len(b))
-    head = before[cut:].strip()
+    # No boundary before the pronoun (a relative clause without "that": "the difficulties
+    # he faced in his childhood"): the clause starts at the pronoun.
+    head = before[cut:].strip() if cut or not text_after.strip(" .!?") else ""
     after = text_after
     end = len(after)
     for b in (".", ";", "!", "?", ","):

@@ -110,3 +110,11 @@ def test_clause_with_pronoun_shows_only_the_clause():
     assert clause_with_pronoun("I poured water from the bottle into the cup until", "it", "was full.") == (
         "it was full"
     )
+    assert (
+        clause_with_pronoun(
+            "Sam Goodman's biography of the Spartan general Xenophanes conveys a vivid sense of the difficulties",
+            "he",
+            "faced in his childhood.",
+        )
+        == "he faced in his childhood"
+    )
