@@ -336,6 +336,12 @@ def assignment_next(
         )
     k = campaign.judgments_per_item
     with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # A lease lost in a crash only returns its item to the pool (an answer sent on
+            # it is then refused with a message), so this transaction need not wait for
+            # the WAL flush. Judgments keep the default, synchronous commit.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
         # One request at a time per annotator (a double click must not lease two items).
         member = (
             CampaignAnnotator.objects.select_for_update()
