@@ -302,6 +302,13 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
         "--log-level",
         "warning",
     ]
+    if os.environ.get("WINNOW_BENCH_ACCESS_LOG"):  # server-side request times, for diagnosis
+        cmd += [
+            "--access-logfile",
+            os.environ["WINNOW_BENCH_ACCESS_LOG"],
+            "--access-logformat",
+            "%(r)s %(s)s %(M)s",
+        ]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
