@@ -22,7 +22,7 @@ def _still_same_document(page):
 
 
 def _answer_choice_campaign(page, name, keys):
-    page.goto(f"/annotation/{name}/")
+    page.goto(f"/annotation/campaigns/{name}/")
     _mark_page(page)
     for key in keys:
         before = page.locator("input[name=assignment]").get_attribute("value")
@@ -59,11 +59,11 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     campaign_create(name="cw", task="comve_writing", items="slots", slots=1)
     login(page, annotator)
 
-    page.goto("/annotation/sw/")
+    page.goto("/annotation/campaigns/sw/")
     assert page.locator("#original").inner_text() != page.locator("#switched").inner_text()
     assert page.locator("kbd", has_text="y").first.is_visible()
     _answer_choice_campaign(page, "sw", ["y", "n"])
-    page.goto("/annotation/as/")
+    page.goto("/annotation/campaigns/as/")
     assert page.locator("#clause").inner_text() in ("it is too large", "he wasn't successful")
     _answer_choice_campaign(page, "as", ["n", "y"])
     _answer_choice_campaign(page, "pl", ["y", "n"])
@@ -71,7 +71,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     _answer_choice_campaign(page, "cc", ["2a"])
 
     # reason writing: type the reason, Enter submits
-    page.goto("/annotation/rw/")
+    page.goto("/annotation/campaigns/rw/")
     _mark_page(page)
     assert "refers to" in page.locator("label.prompt").inner_text()
     page.locator("textarea[name=text]").focus()
@@ -81,7 +81,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     assert _still_same_document(page)
 
     # ComVE writing: fields typed, radios chosen with Space, Enter submits
-    page.goto("/annotation/cw/")
+    page.goto("/annotation/campaigns/cw/")
     fields = {
         "statement_0": "He drinks milk.",
         "statement_1": "He drinks a chair.",
@@ -130,7 +130,7 @@ def test_instructions_are_one_key_away(page, login, annotator):
     SchemaFactory()
     campaign_create(name="sw", task="switchability", items="schemas")
     login(page, annotator)
-    page.goto("/annotation/sw/")
+    page.goto("/annotation/campaigns/sw/")
     assert not page.locator(".instruction-text").is_visible()
     page.locator("#item").click(position={"x": 2, "y": 2})
     page.keyboard.press("?")
@@ -157,7 +157,7 @@ def test_a_second_annotator_is_never_shown_an_item_with_k_judgments(
     )
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=1)
     login(page, annotator)
-    page.goto("/annotation/sw/")
+    page.goto("/annotation/campaigns/sw/")
     first_sentence = page.locator("#original").inner_text()
     assert first_sentence  # annotator 1 holds one item
     page.locator("#item").click(position={"x": 2, "y": 2})
@@ -169,7 +169,7 @@ def test_a_second_annotator_is_never_shown_an_item_with_k_judgments(
 
     other = new_page()
     login(other, annotator2)
-    other.goto("/annotation/sw/")
+    other.goto("/annotation/campaigns/sw/")
     # annotator 1 judged one item (K=1) and holds a lease on the other: nothing for annotator 2
     assert other.locator("#done").is_visible()
     assert first_sentence not in other.locator("#item").inner_text()
@@ -191,7 +191,7 @@ def test_curator_creates_a_campaign_and_sees_its_progress(page, login, curator, 
     page.fill("input[name=filters]", "collection=wsc273")
     page.fill("input[name=k]", "2")
     page.click("#campaign-create button[type=submit]")
-    page.wait_for_url("**/annotation/assoc-pilot/curate/")
+    page.wait_for_url("**/annotation/campaigns/assoc-pilot/curate/")
     assert "0 of 6 judgments" in page.locator("#progress-figures").inner_text()
     campaign = Campaign.objects.get(name="assoc-pilot")
     lease = assignment_next(campaign=campaign, annotator=annotator)
@@ -207,5 +207,5 @@ def test_annotator_role_is_needed(page, login, django_user_model):
     user = django_user_model.objects.create_user(username="res", password="pw-res")
     user.groups.add(Group.objects.get_or_create(name=Role.RESEARCHER.value)[0])
     login(page, user)
-    response = page.goto("/annotation/sw/")
+    response = page.goto("/annotation/campaigns/sw/")
     assert response.status == 403
