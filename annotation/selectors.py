@@ -24,7 +24,7 @@ from annotation.models import (
     Task,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
-from annotation.switching import switch_candidates
+from annotation.switching import bracketed_sentence, switch_candidates
 from annotation.tasks_registry import clause_with_pronoun, task_spec
 
 
@@ -62,9 +62,11 @@ def item_presentation(*, item: CampaignItem, task: str) -> dict[str, Any]:
     reason = item.reason
     comve = item.comve_item
     if task == Task.SWITCHABILITY and schema is not None:
-        view["sentence"] = schema.sentence
+        # Both with the pronoun in [brackets], as imported switched texts are written.
+        original = bracketed_sentence(schema.text_before, schema.pronoun, schema.text_after)
+        view["sentence"] = original
         view["switched"] = schema.switched_text or switch_candidates(
-            schema.sentence, schema.candidate_a, schema.candidate_b
+            original, schema.candidate_a, schema.candidate_b
         )
     elif task == Task.ASSOCIATIVITY and schema is not None:
         view["clause"] = clause_with_pronoun(schema.text_before, schema.pronoun, schema.text_after)

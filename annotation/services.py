@@ -41,7 +41,7 @@ from annotation.models import (
     Judgment,
     Task,
 )
-from annotation.switching import switch_candidates
+from annotation.switching import bracketed_sentence, switch_candidates
 from annotation.tasks_registry import ITEM_KINDS, AnswerError, answer_clean, answer_key, task_spec
 from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
 
@@ -729,7 +729,9 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                     values: dict[str, Any] = {"switchable": label}
                     if not schema.switched_text:
                         values["switched_text"] = switch_candidates(
-                            schema.sentence, schema.candidate_a, schema.candidate_b
+                            bracketed_sentence(schema.text_before, schema.pronoun, schema.text_after),
+                            schema.candidate_a,
+                            schema.candidate_b,
                         )
                     summary.labels["switchable" if label else "not switchable"] += 1
                 else:

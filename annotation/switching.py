@@ -175,6 +175,11 @@ def switch_candidates(sentence: str, candidate_a: str, candidate_b: str) -> str:
     return sentence
 
 
+def bracketed_sentence(text_before: str, pronoun: str, text_after: str) -> str:
+    """Trichelair's form: the sentence with the pronoun in [brackets]."""
+    return " ".join(p for p in (text_before.strip(), f"[{pronoun.strip()}]", text_after.strip()) if p)
+
+
 def bracketed_parts(sentence: str) -> tuple[str, str, str]:
     """Split Trichelair's "text [pronoun] text" into (before, pronoun, after)."""
     match = re.search(r"\[([^\]]+)\]", sentence)

@@ -38,7 +38,7 @@ def test_switchable_only_if_all_three_say_so_and_a_second_run_changes_nothing(ma
     yes.refresh_from_db()
     no.refresh_from_db()
     assert yes.switchable is True and no.switchable is False
-    assert yes.switched_text == "The suitcase doesn't fit into the trophy because it is too large."
+    assert yes.switched_text == "The suitcase doesn't fit into the trophy because [it] is too large."
     assert CampaignItem.objects.get(schema=no).needs_review
     assert not CampaignItem.objects.get(schema=yes).needs_review
     again = campaign_aggregate(campaign=campaign)

@@ -4,7 +4,13 @@ import json
 
 import pytest
 
-from annotation.switching import bracketed_parts, measure_against_trichelair, normalise, switch_candidates
+from annotation.switching import (
+    bracketed_parts,
+    bracketed_sentence,
+    measure_against_trichelair,
+    normalise,
+    switch_candidates,
+)
 
 
 def test_exchanges_the_two_candidates_and_keeps_sentence_initial_capital():
@@ -70,6 +76,14 @@ def test_a_word_containing_a_candidate_is_not_touched():
 def test_missing_candidate_leaves_the_sentence_unchanged():
     sentence = "The man lifted the box."
     assert switch_candidates(sentence, "the woman", "the box") == sentence
+
+
+def test_bracketed_sentence_round_trips():
+    assert (
+        bracketed_sentence("Paul called George but", "he", "was out.")
+        == "Paul called George but [he] was out."
+    )
+    assert bracketed_parts(bracketed_sentence("A b", "it", "c.")) == ("A b", "it", "c.")
 
 
 def test_bracketed_parts_and_normalise():
