@@ -143,3 +143,22 @@ def test_manage_py_campaign_create(capsys):
         call_command(
             "campaign_create", "x", "--task", "knowledge_type", "--items", "reasons", "--filter", "colour=1"
         )
+
+
+def test_annotation_demo_creates_one_campaign_per_task_once(capsys):
+    schema = SchemaFactory(collection="demo")
+    ReasonFactory(schema=schema, label="positive")
+    ComVEItemFactory(dataset="demo")
+    call_command("annotation_demo")
+    assert Campaign.objects.count() == 7
+    assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS)
+    call_command("annotation_demo")
+    assert Campaign.objects.count() == 7
+    assert "demo-plausibility: exists" in capsys.readouterr().out
+
+
+def test_annotation_demo_skips_tasks_without_items(capsys):
+    call_command("annotation_demo")
+    out = capsys.readouterr().out
+    assert "demo-switchability: skipped (items: the selection of schemas is empty)" in out
+    assert Campaign.objects.filter(name="demo-comve-writing").exists()  # slots need no items
