@@ -64,7 +64,11 @@ class CampaignItem(models.Model):
 
     class Meta:
         ordering = ["campaign_id", "id"]
-        indexes = [models.Index(fields=["campaign", "is_gold", "judgment_count"])]
+        indexes = [
+            # assignment_next walks this index backwards (fullest items first, then newest):
+            # the first row that passes the filters is the answer, no sort needed.
+            models.Index(fields=["campaign", "is_gold", "judgment_count", "id"], name="campaignitem_next"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign.name} item #{self.pk}"
@@ -93,7 +97,11 @@ class Assignment(models.Model):
                 fields=["campaign_item", "annotator"], name="assignment_once_per_annotator"
             ),
         ]
-        indexes = [models.Index(fields=["status", "expires_at"])]
+        indexes = [
+            models.Index(fields=["status", "expires_at"]),
+            # live leases of one item (assignment_next counts them for every candidate)
+            models.Index(fields=["campaign_item", "status", "expires_at"], name="assignment_item_live"),
+        ]
 
     def __str__(self) -> str:
         return f"assignment of item {self.campaign_item_id} to user {self.annotator_id} ({self.status})"

@@ -1,0 +1,23 @@
+"""Annotator and curator pages, under annotation/ (beside the agreement pages, which use
+annotation/agreement/ and annotation/campaigns/<name>/agreement...)."""
+
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", views.campaign_list, name="campaign-list"),
+    path("new/", views.campaign_create, name="campaign-create"),
+    path("campaigns/<slug:name>/", views.campaign_annotate, name="campaign-annotate"),
+    path("campaigns/<slug:name>/curate/", views.campaign_detail, name="campaign-detail"),
+    path("campaigns/<slug:name>/aggregate/", views.campaign_aggregate, name="campaign-aggregate"),
+    path("campaigns/<slug:name>/judgments.<str:fmt>", views.campaign_export, name="campaign-export"),
+    path(
+        "campaigns/<slug:name>/annotators/<int:user_id>/pause/", views.annotator_pause, name="annotator-pause"
+    ),
+    path(
+        "campaigns/<slug:name>/items/<int:item_id>/adjudicate/", views.item_adjudicate, name="item-adjudicate"
+    ),
+]

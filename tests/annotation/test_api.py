@@ -1,0 +1,120 @@
+"""The annotator flow as an API, and its place in the OpenAPI schema."""
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation.models import Judgment
+from annotation.services import campaign_annotator_pause, campaign_create
+
+from .factories import ComVEItemFactory, SchemaFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign():
+    SchemaFactory.create_batch(2)
+    return campaign_create(name="sw", task="switchability", items="schemas", k=1)
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+def test_next_submit_progress(api, annotator, campaign):
+    api.force_authenticate(annotator)
+    nxt = api.post(reverse("annotation-api:next", args=["sw"]))
+    assert nxt.status_code == 200
+    body = nxt.json()
+    assert body["task"] == "switchability" and body["item"]["switched"]
+    assert [c["key"] for c in body["choices"]] == ["y", "n"]
+    submit = reverse("annotation-api:submit", args=[body["assignment"]])
+    first = api.post(submit, {"answer": "switchable", "duration_ms": 900}, format="json")
+    again = api.post(submit, {"answer": "switchable", "duration_ms": 900}, format="json")
+    assert first.status_code == again.status_code == 200
+    assert first.json()["judgment"] == again.json()["judgment"]
+    assert (first.json()["created"], again.json()["created"]) == (True, False)
+    assert Judgment.objects.count() == 1
+    progress = api.get(reverse("annotation-api:progress", args=["sw"])).json()
+    assert progress == {"done": 1, "remaining": 1, "percent": 50, "paused": False}
+
+
+def test_bad_answer_is_a_400_with_the_reason(api, annotator, campaign):
+    api.force_authenticate(annotator)
+    body = api.post(reverse("annotation-api:next", args=["sw"])).json()
+    response = api.post(
+        reverse("annotation-api:submit", args=[body["assignment"]]), {"answer": "x"}, format="json"
+    )
+    assert response.status_code == 400 and "answer: 'x'" in response.json()["detail"]
+
+
+def test_comve_check_option_through_the_api(api, annotator):
+    ComVEItemFactory()
+    campaign_create(name="cc", task="comve_check", items="comve")
+    api.force_authenticate(annotator)
+    body = api.post(reverse("annotation-api:next", args=["cc"])).json()
+    assert "options" in body["item"] and "correct_option" not in str(body)
+    response = api.post(
+        reverse("annotation-api:submit", args=[body["assignment"]]),
+        {"answer": "1", "option": "A"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert Judgment.objects.get().payload == {"option": "A"}
+
+
+def test_nothing_left_and_paused(api, annotator, campaign):
+    api.force_authenticate(annotator)
+    for _ in range(2):
+        body = api.post(reverse("annotation-api:next", args=["sw"])).json()
+        api.post(
+            reverse("annotation-api:submit", args=[body["assignment"]]),
+            {"answer": "switchable"},
+            format="json",
+        )
+    done = api.post(reverse("annotation-api:next", args=["sw"]))
+    assert done.status_code == 200 and done.json()["assignment"] is None
+    campaign_annotator_pause(campaign=campaign, annotator=annotator)
+    paused = api.post(reverse("annotation-api:next", args=["sw"]))
+    assert paused.status_code == 409 and "paused" in paused.json()["detail"]
+
+
+@pytest.mark.parametrize("role", ["researcher", "nobody", "curator"])
+def test_non_annotators_are_denied_every_endpoint(api, campaign, role, request, annotator):
+    from annotation.services import assignment_next
+
+    lease = assignment_next(campaign=campaign, annotator=annotator)
+    api.force_authenticate(request.getfixturevalue(role))
+    assert api.post(reverse("annotation-api:next", args=["sw"])).status_code == 403
+    assert api.get(reverse("annotation-api:progress", args=["sw"])).status_code == 403
+    assert (
+        api.post(reverse("annotation-api:submit", args=[lease.pk]), {"answer": "switchable"}).status_code
+        == 403
+    )
+    assert not Judgment.objects.exists()
+
+
+def test_anonymous_is_denied(api, campaign):
+    assert api.post(reverse("annotation-api:next", args=["sw"])).status_code in (401, 403)
+    assert api.get(reverse("annotation-api:progress", args=["sw"])).status_code in (401, 403)
+    assert api.post(reverse("annotation-api:submit", args=[1])).status_code in (401, 403)
+
+
+def test_another_annotators_assignment_is_a_404(api, annotator, annotator2, campaign):
+    api.force_authenticate(annotator2)
+    body = api.post(reverse("annotation-api:next", args=["sw"])).json()
+    api.force_authenticate(annotator)
+    response = api.post(reverse("annotation-api:submit", args=[body["assignment"]]), {"answer": "switchable"})
+    assert response.status_code == 404
+    assert not Judgment.objects.exists()
+
+
+def test_endpoints_are_in_the_openapi_schema(api, annotator):
+    api.force_authenticate(annotator)
+    schema = api.get(reverse("api-schema"), {"format": "json"}).json()
+    paths = schema["paths"]
+    assert "/api/annotation/campaigns/{name}/next/" in paths
+    assert "/api/annotation/campaigns/{name}/progress/" in paths
+    assert "/api/annotation/assignments/{id}/submit/" in paths

@@ -1,0 +1,129 @@
+"""Many annotators asking and answering at once never push an item past K, never judge
+an item twice, and never lose a judgment."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+
+from annotation.models import CampaignItem, Judgment
+from annotation.services import LeaseExpired, assignment_next, campaign_create, judgment_submit
+
+from .factories import SchemaFactory
+
+
+def _run_crowd(campaign, annotators, *, resend_every=3):
+    """Every annotator, in its own thread, leases and answers until nothing is left.
+    Every third answer is sent twice (a double click). Returns (created, repeats, errors)."""
+    created = Counter()
+    repeats = Counter()
+    errors = []
+    start = threading.Barrier(len(annotators))
+
+    def work(user):
+        try:
+            start.wait()
+            n = 0
+            while True:
+                lease = assignment_next(campaign=campaign, annotator=user)
+                if lease is None:
+                    break
+                n += 1
+                answer = "switchable" if (user.pk + lease.campaign_item_id) % 2 else "not_switchable"
+                try:
+                    result = judgment_submit(annotator=user, assignment=lease, answer=answer)
+                except LeaseExpired:  # cannot happen with a 10-minute lease; counted as an error below
+                    errors.append(f"{user.username}: lease expired")
+                    continue
+                created[user.pk] += int(result.created)
+                if n % resend_every == 0:
+                    again = judgment_submit(annotator=user, assignment=lease, answer=answer)
+                    repeats[user.pk] += int(not again.created and again.judgment.pk == result.judgment.pk)
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            errors.append(f"{user.username}: {exc!r}")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in annotators]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not any(t.is_alive() for t in threads), "a worker hung"
+    return created, repeats, errors
+
+
+def _assert_full_and_exact(campaign, created, repeats):
+    k = campaign.judgments_per_item
+    items = CampaignItem.objects.filter(campaign=campaign)
+    per_item = Counter(
+        Judgment.objects.filter(campaign_item__campaign=campaign).values_list("campaign_item_id", flat=True)
+    )
+    for item in items:
+        assert item.judgment_count == k, (item.pk, item.judgment_count)
+        assert per_item[item.pk] == k, (item.pk, per_item[item.pk])
+    pairs = Counter(
+        Judgment.objects.filter(campaign_item__campaign=campaign).values_list(
+            "campaign_item_id", "annotator_id"
+        )
+    )
+    assert max(pairs.values()) == 1  # no annotator judged an item twice
+    assert sum(created.values()) == Judgment.objects.count() == items.count() * k  # none lost, none doubled
+    assert sum(repeats.values()) > 0  # the double submissions did happen and returned the same judgment
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_fifty_annotators_at_once_on_postgresql(make_annotators):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (row locks with SKIP LOCKED)")
+    SchemaFactory.create_batch(40)
+    campaign = campaign_create(name="crowd", task="switchability", items="schemas", k=3)
+    annotators = make_annotators(50, prefix="crowd")
+    created, repeats, errors = _run_crowd(campaign, annotators)
+    assert errors == []
+    _assert_full_and_exact(campaign, created, repeats)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_several_annotators_at_once_on_sqlite(make_annotators, request):
+    if connection.vendor != "sqlite":
+        pytest.skip("the SQLite fallback (BEGIN IMMEDIATE) is tested on SQLite")
+    if connection.settings_dict["TEST"].get("NAME") in (None, "", ":memory:"):
+        # The in-memory test database is a shared cache with table locks that ignore the
+        # busy timeout; the app runs on a file. Run this test again on a file database.
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "WINNOW_TEST_DATABASE_NAME": str(Path(tmp) / "crowd.sqlite3")}
+            env.pop("DATABASE_URL", None)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    f"{__file__}::{request.node.name}",
+                ],
+                env=env,
+                cwd=Path(__file__).resolve().parents[2],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+        return
+    SchemaFactory.create_batch(12)
+    campaign = campaign_create(name="crowd", task="switchability", items="schemas", k=3)
+    annotators = make_annotators(8, prefix="crowd")
+    created, repeats, errors = _run_crowd(campaign, annotators)
+    assert errors == []
+    _assert_full_and_exact(campaign, created, repeats)
