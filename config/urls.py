@@ -14,9 +14,9 @@ urlpatterns = [
     path("annotation/", include("annotation.urls_agreement")),
     path("releases/", include("datasets.releases.urls")),
     path("api/releases/", include("datasets.releases.api_urls")),
-    path("api/", include("datasets.api_urls")),
     path("annotation/", include("annotation.urls")),
     path("api/annotation/", include("annotation.api_urls")),
+    path("api/", include("datasets.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -17,7 +17,8 @@ from annotation.services import (
     judgment_import,
     judgment_submit,
 )
-from datasets.models import Reason, Schema
+from datasets.models import Reason
+from datasets.services import dataset_import
 
 
 def _norm(text):
@@ -27,57 +28,13 @@ def _norm(text):
 SOURCE_LABEL = {"Valid": "positive", "Invalid": "negative", "Undecided": "acceptable"}
 
 
-def _load_winowhy(path):
-    """Schema and Reason rows from winowhy.json. Uses the datasets importer when it
-    exists (the foundation work), else a minimal loader of the same rows."""
-    try:
-        from datasets.services import dataset_import  # type: ignore[attr-defined]
-    except ImportError:
-        dataset_import = None
-    if dataset_import is not None:
-        dataset_import(format="winowhy", paths=[path])
-        return
-    questions = json.loads(path.read_text(encoding="utf-8"))
-    schemas = Schema.objects.bulk_create(
-        Schema(
-            collection="wsc273",
-            external_id=str(i),
-            text_before=q["text"]["txt1"],
-            pronoun=q["text"]["pron"],
-            text_after=q["text"]["txt2"],
-            candidate_a=q["answers"][0],
-            candidate_b=q["answers"][1],
-            answer=q["correctAnswer"].strip(" ."),
-            source=q.get("source", ""),
-            source_file=path.name,
-            source_row=i + 1,
-            file_checksum="",
-        )
-        for i, q in enumerate(questions)
-    )
-    Reason.objects.bulk_create(
-        Reason(
-            schema=schema,
-            position=j,
-            text=text,
-            origin={"gpt": "generated"}.get(origin, origin),
-            source_label=label,
-            source_file=path.name,
-            source_row=i + 1,
-            file_checksum="",
-        )
-        for i, (q, schema) in enumerate(zip(questions, schemas, strict=True))
-        for j, (text, origin, _score, label) in enumerate(q["reasons"])
-    )
-
-
 @pytest.mark.realdata
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_winowhy_votes_replayed_give_the_papers_labels(data_dir, make_annotators):
     path = data_dir / "winowhy" / "winowhy.json"
     questions = json.loads(path.read_text(encoding="utf-8"))
-    _load_winowhy(path)
+    dataset_import(format="winowhy", paths=[path])
     assert Reason.objects.count() == 4095
     # plausible votes (of 5) for each reason, from the published score. Keyed by text, not
     # by ids, so that any importer's numbering works; repeated keys pop in file order.
