@@ -112,8 +112,13 @@ def load_model(
     *,
     dtype: torch.dtype = torch.float32,
     threads: int | None = None,
+    start_token: str | int | None = None,
 ) -> LoadedModel:
-    """Load a causal or masked LM from a local folder or GGUF file; never touches the network."""
+    """Load a causal or masked LM from a local folder or GGUF file; never touches the network.
+
+    start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
+    tokenizer has none; "eos" = the EOS token; an int = that token id.
+    """
     _offline()
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
@@ -166,10 +171,16 @@ def load_model(
     start_token_id: int | None = None
     start_source = None
     if kind == "causal":
-        if tokenizer.bos_token_id is not None:
+        if isinstance(start_token, int) and not isinstance(start_token, bool):
+            if not 0 <= start_token < len(tokenizer):
+                raise ModelLoadError(f"{path}: start token id {start_token} is not in the vocabulary")
+            start_token_id, start_source = start_token, "id"
+        elif start_token in (None, "bos") and tokenizer.bos_token_id is not None:
             start_token_id, start_source = int(tokenizer.bos_token_id), "bos"
-        elif tokenizer.eos_token_id is not None:
+        elif start_token in (None, "bos", "eos") and tokenizer.eos_token_id is not None:
             start_token_id, start_source = int(tokenizer.eos_token_id), "eos"
+        elif start_token not in (None, "bos", "eos"):
+            raise ModelLoadError(f"start_token must be 'bos', 'eos' or a token id, not {start_token!r}")
         else:
             raise ModelLoadError(
                 f"{path}: the tokenizer has neither a BOS nor an EOS token to condition the first word on"
@@ -216,3 +227,29 @@ def load_model(
         max_length=max_length,
         settings=settings,
     )
+
+
+def tokenizer_adding_start_token(loaded: LoadedModel) -> Any:
+    """A copy of the tokenizer whose encode() (with special tokens) prepends the start token.
+
+    For tools that rely on the tokenizer to add it, such as lm-evaluation-harness's HFLM:
+    given this tokenizer they condition on the same start token as Winnow. Fast
+    (Rust-backed) tokenizers only.
+    """
+    import copy
+
+    from tokenizers import processors
+
+    if loaded.start_token_id is None:
+        raise ValueError("only causal models have a start token")
+    tok = copy.deepcopy(loaded.tokenizer)
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is None:
+        raise ValueError(f"{type(tok).__name__} is not a fast tokenizer; cannot add a start token to it")
+    start = tok.convert_ids_to_tokens(loaded.start_token_id)
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"{start} $A",
+        pair=f"{start} $A $B",
+        special_tokens=[(start, loaded.start_token_id)],
+    )
+    return tok
