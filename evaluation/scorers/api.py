@@ -257,6 +257,8 @@ def read_predictions(path: str | Path, items: Sequence[WscItem]) -> dict[tuple[s
     except UnicodeDecodeError as exc:
         raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
+    if not text.strip():
+        raise PredictionsFileError(f"{path}: no predictions (the file is empty)")
     rows: list[tuple[int, dict[str, Any]]] = []
     first = text.lstrip()[:1]
     if first == "{":
