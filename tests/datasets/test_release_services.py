@@ -192,3 +192,19 @@ def test_senmaking_release_defaults_to_the_pilot_split_and_declares_only_non_emp
     header = card.split("---")[1]
     assert "config_name: comve_a" in header and "config_name: comve_c" not in header
     assert "split: pilot" in header
+
+
+def test_a_broker_that_cannot_take_the_build_leaves_a_note_instead_of_failing(
+    curator, django_capture_on_commit_callbacks, monkeypatch
+):
+    from datasets.releases.tasks import release_build_task
+
+    def broker_down(**kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("No such file or directory: 'var/celery/queue'")
+
+    monkeypatch.setattr(release_build_task, "delay", broker_down)
+    make_schemas(2)
+    release = create_release(django_capture_on_commit_callbacks, user=curator)
+    assert release.build_status == BuildStatus.QUEUED
+    assert "could not be queued" in release.build_error and "release_build" in release.build_error
+    assert services.release_build(release_id=release.pk).build_status == BuildStatus.DONE
