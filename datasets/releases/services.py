@@ -223,12 +223,30 @@ def release_create(
         release.agreement_summary = _agreement_summary(dataset, selection)
         release.build_status = BuildStatus.QUEUED
         release.save()
-        from datasets.releases.tasks import release_build_task
-
-        release_build_task.delay_on_commit(  # type: ignore[attr-defined]
-            release_id=release.pk
-        )
+        _queue_build_on_commit(release.pk)
     return release
+
+
+def _queue_build_on_commit(release_id: int, *, force: bool = False) -> None:
+    """delay_on_commit, except that a broker that cannot take the message (down, its
+    folder missing) leaves a note on the release instead of failing the request whose
+    transaction has already committed; `manage.py release_build` then builds it."""
+    from kombu.exceptions import KombuError
+
+    from datasets.releases.tasks import release_build_task
+
+    def send() -> None:
+        try:
+            release_build_task.delay(release_id=release_id, force=force)
+        except (OSError, KombuError) as error:
+            logger.error("could not queue the build of release %s: %s", release_id, error)
+            _set_build(
+                release_id,
+                build_error=f"the build could not be queued ({type(error).__name__}: {error}); "
+                "run `manage.py release_build NAME@VERSION`",
+            )
+
+    transaction.on_commit(send)
 
 
 def _entries(release: Release):  # type: ignore[no-untyped-def]
@@ -357,11 +375,7 @@ def release_changelog_update(*, release: Release, changelog: str, user: Any) -> 
         locked.changelog = changelog
         locked.build_status = BuildStatus.QUEUED
         locked.save(update_fields=["changelog", "build_status"])
-        from datasets.releases.tasks import release_build_task
-
-        release_build_task.delay_on_commit(  # type: ignore[attr-defined]
-            release_id=locked.pk, force=True
-        )
+        _queue_build_on_commit(locked.pk, force=True)
     return locked
 
 

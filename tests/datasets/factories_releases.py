@@ -55,10 +55,12 @@ def make_reasons(schemas: list[Schema], per_schema: int = 3) -> list[Reason]:
     ]
 
 
-def make_comve(n: int = 3, split: str = "test") -> list[ComVEItem]:
+def make_comve(
+    n: int = 3, split: str = "test", dataset: str = "comve", has_c: bool = True
+) -> list[ComVEItem]:
     return [
         ComVEItem.objects.create(
-            dataset="comve",
+            dataset=dataset,
             split=split,
             external_id=str(100 + i),
             statement_0=f"He put an elephant {i} into the fridge.",
@@ -72,7 +74,7 @@ def make_comve(n: int = 3, split: str = "test") -> list[ComVEItem]:
             references=["Elephants are too big for fridges.", "A fridge is small, an elephant, large"],
             has_a=True,
             has_b=True,
-            has_c=True,
+            has_c=has_c,
             source_file="test/comve.csv",
             source_row=i + 1,
             file_checksum="2" * 64,

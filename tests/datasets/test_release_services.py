@@ -175,3 +175,36 @@ def test_a_second_build_while_one_is_running_leaves_it_to_the_first(curator):
     assert not services.release_folder(release).exists()
     forced = services.release_build(release_id=release.pk, force=True)  # e.g. the worker died
     assert forced.build_status == BuildStatus.DONE
+
+
+def test_senmaking_release_defaults_to_the_pilot_split_and_declares_only_non_empty_configs(
+    curator, django_capture_on_commit_callbacks
+):
+    make_comve(2, split="pilot", dataset="senmaking", has_c=False)
+    make_comve(1, split="test")  # ComVE items are not part of a Sen-Making release
+    release = create_release(
+        django_capture_on_commit_callbacks, user=curator, name="senmaking", dataset="senmaking"
+    )
+    assert (release.split, release.item_count) == ("pilot", 2)
+    counts = {f.name: f.items for f in release.files.all()}
+    assert counts["comve_a.jsonl"] == 2 and counts["comve_b.jsonl"] == 2 and counts["comve_c.jsonl"] == 0
+    card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
+    header = card.split("---")[1]
+    assert "config_name: comve_a" in header and "config_name: comve_c" not in header
+    assert "split: pilot" in header
+
+
+def test_a_broker_that_cannot_take_the_build_leaves_a_note_instead_of_failing(
+    curator, django_capture_on_commit_callbacks, monkeypatch
+):
+    from datasets.releases.tasks import release_build_task
+
+    def broker_down(**kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("No such file or directory: 'var/celery/queue'")
+
+    monkeypatch.setattr(release_build_task, "delay", broker_down)
+    make_schemas(2)
+    release = create_release(django_capture_on_commit_callbacks, user=curator)
+    assert release.build_status == BuildStatus.QUEUED
+    assert "could not be queued" in release.build_error and "release_build" in release.build_error
+    assert services.release_build(release_id=release.pk).build_status == BuildStatus.DONE
