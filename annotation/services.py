@@ -470,6 +470,9 @@ def judgment_submit(
             locked = (
                 CampaignItem.objects.select_for_update(of=("self",))
                 .select_related("campaign", "comve_item")
+                .annotate(
+                    already=Exists(Judgment.objects.filter(campaign_item=OuterRef("pk"), annotator=annotator))
+                )
                 .get(pk=item_id)
             )
             campaign = locked.campaign
@@ -483,8 +486,8 @@ def judgment_submit(
                 )
             except AnswerError as exc:
                 raise JudgmentRefused(str(exc)) from None
-            existing = Judgment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
-            if existing is not None:
+            if locked.already:  # a repeat: the same result as the first time
+                existing = Judgment.objects.get(campaign_item_id=item_id, annotator=annotator)
                 return SubmitResult(existing, created=False)
             # (a given assignment's status may be stale, but a submitted one has its
             # judgment, which returned above)
@@ -532,10 +535,10 @@ def judgment_submit(
     except IntegrityError:
         # Two identical submissions raced past the lock (cannot happen with the lock
         # above, but the unique constraint is the last line): return the recorded one.
-        existing = Judgment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
-        if existing is None:
+        recorded = Judgment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
+        if recorded is None:
             raise
-        return SubmitResult(existing, created=False)
+        return SubmitResult(recorded, created=False)
 
 
 @dataclass(frozen=True)

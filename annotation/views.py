@@ -76,18 +76,19 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     """The annotator's page. GET: the current (or next) item. POST: submit an answer,
     then the next item (htmx: the item fragment; without JavaScript: redirect)."""
     _require(user_can_annotate, request)
-    campaign = selectors.campaign_get(user=request.user, name=name)
     template = "annotation/campaign_annotate.html"
     if request.method == "POST":
+        # The annotator's own lease decides the campaign: an answer on an item in hand is
+        # recorded even if the campaign was closed meanwhile.
         try:
             assignment = selectors.assignment_get(
                 user=request.user, pk=int(request.POST.get("assignment", "0"))
             )
         except ValueError:
-            assignment = None
-        if assignment is None or assignment.campaign_item.campaign_id != campaign.pk:
-            messages.error(request, "This item is not yours; here is your next one.")
-            return redirect("annotation:campaign-annotate", name=campaign.name)
+            raise Http404("No such assignment") from None
+        campaign = assignment.campaign_item.campaign
+        if campaign.name != name:
+            raise Http404("No such assignment in this campaign")
         try:
             services.judgment_submit(
                 annotator=request.user, assignment=assignment, **answer_from_post(request.POST)
@@ -101,12 +102,15 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
             return render(request, template, context, status=400)
         if not _htmx(request):
             return redirect("annotation:campaign-annotate", name=campaign.name)
+    else:
+        campaign = selectors.campaign_get(user=request.user, name=name)
     refused = ""
+    following: Assignment | None = None
     try:
-        assignment = services.assignment_next(campaign=campaign, annotator=request.user)
+        following = services.assignment_next(campaign=campaign, annotator=request.user)
     except services.AssignmentRefused as exc:
-        assignment, refused = None, str(exc)
-    context = _annotate_context(request, campaign, assignment, refused=refused)
+        refused = str(exc)
+    context = _annotate_context(request, campaign, following, refused=refused)
     if _htmx(request):
         return render(request, template + "#item", context)
     return render(request, template, context)

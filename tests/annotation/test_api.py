@@ -118,3 +118,23 @@ def test_endpoints_are_in_the_openapi_schema(api, annotator):
     assert "/api/annotation/campaigns/{name}/next/" in paths
     assert "/api/annotation/campaigns/{name}/progress/" in paths
     assert "/api/annotation/assignments/{id}/submit/" in paths
+
+
+def test_an_expired_lease_on_a_full_item_is_a_409_with_the_reason(api, annotator, annotator2):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+    from annotation.services import assignment_next, judgment_submit
+
+    SchemaFactory()
+    campaign = campaign_create(name="one", task="switchability", items="schemas", k=1)
+    api.force_authenticate(annotator)
+    body = api.post(reverse("annotation-api:next", args=["one"])).json()
+    Assignment.objects.filter(pk=body["assignment"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    other = assignment_next(campaign=campaign, annotator=annotator2)
+    judgment_submit(annotator=annotator2, assignment=other, answer="switchable")
+    response = api.post(reverse("annotation-api:submit", args=[body["assignment"]]), {"answer": "switchable"})
+    assert response.status_code == 409 and "ran out" in response.json()["detail"]
+    assert Judgment.objects.count() == 1

@@ -301,3 +301,29 @@ def test_curator_items_table_pages(client, curator):
     second = client.get(url + "?page=2")
     assert len(second.context["items"]) == 1
     assert client.get(url + "?page=x").status_code == 200
+
+
+def test_an_answer_on_an_item_in_hand_is_recorded_after_the_campaign_closed(client, annotator, campaign):
+    from annotation.models import CampaignStatus
+    from annotation.services import campaign_status_set
+
+    _login(client, annotator)
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    lease = client.get(url).context["assignment"]
+    campaign_status_set(campaign=campaign, status=CampaignStatus.CLOSED)
+    response = client.post(url, {"assignment": lease.pk, "answer": "switchable"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert Judgment.objects.filter(annotator=annotator).count() == 1
+    assert 'id="refused"' in response.content.decode()  # and no next item: closed
+    assert client.get(url).status_code == 404
+
+
+def test_a_post_naming_another_campaign_or_garbage_records_nothing(client, annotator, campaign):
+    SchemaFactory()
+    campaign_create(name="other", task="associativity", items="schemas")
+    _login(client, annotator)
+    lease = client.get(reverse("annotation:campaign-annotate", args=["sw"])).context["assignment"]
+    other = reverse("annotation:campaign-annotate", args=["other"])
+    assert client.post(other, {"assignment": lease.pk, "answer": "switchable"}).status_code == 404
+    assert client.post(other, {"assignment": "x", "answer": "switchable"}).status_code == 404
+    assert not Judgment.objects.exists()

@@ -209,3 +209,22 @@ def test_annotator_role_is_needed(page, login, django_user_model):
     login(page, user)
     response = page.goto("/annotation/campaigns/sw/")
     assert response.status == 403
+
+
+def test_annotating_works_without_javascript(browser, live_server, login, annotator):
+    SchemaFactory.create_batch(2)
+    campaign_create(name="sw", task="switchability", items="schemas", k=1)
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        login(page, annotator)
+        for answer in ("switchable", "not_switchable"):
+            page.goto("/annotation/campaigns/sw/")
+            page.check(f"input[name=answer][value={answer}]")
+            page.click("form.annotate-form button[type=submit]")  # a plain POST, then a redirect
+            page.wait_for_load_state()
+        assert page.locator("#done").is_visible()
+    finally:
+        context.close()
+    assert sorted(Judgment.objects.values_list("answer", flat=True)) == ["not_switchable", "switchable"]
+    assert all(j.duration_ms is not None for j in Judgment.objects.all())  # from the lease time
