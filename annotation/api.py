@@ -52,7 +52,7 @@ class AnnotationNextApi(APIView):
 
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses={200: ItemOutput}, operation_id="annotation_next")
+    @extend_schema(request=None, responses={200: ItemOutput, 409: ItemOutput}, operation_id="annotation_next")
     def post(self, request: Request, name: str) -> Response:
         campaign = selectors.campaign_get(user=request.user, name=name)
         try:
