@@ -109,6 +109,7 @@ def test_partial_and_full_requests_of_one_sentence_in_one_call_stay_apart(
 
 
 @pytest.mark.slow
+@pytest.mark.model
 @pytest.mark.realdata
 def test_smollm2_loglikelihoods_equal_lm_eval_hflm_on_wsc(smollm2: LoadedModel, data_dir: Path) -> None:
     requests = wsc_requests(data_dir / "winowhy" / "winowhy.json", n_questions=10)
