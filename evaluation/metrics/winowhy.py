@@ -36,7 +36,9 @@ class ThresholdResult:
         return self.correct / self.n if self.n else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "n": self.n, "correct": self.correct, "accuracy": self.accuracy}
+        """JSON-ready; an infinite threshold (everything negative) becomes None."""
+        threshold = self.threshold if np.isfinite(self.threshold) else None
+        return {"threshold": threshold, "n": self.n, "correct": self.correct, "accuracy": self.accuracy}
 
 
 def _as_arrays(
