@@ -141,9 +141,12 @@ class _ProgressWriter:
         self.total = 0
         self._last = 0.0
 
-    def stage(self, offset: int) -> Progress:
+    def stage(self, offset: int, size: int) -> Progress:
+        """A callback for a scorer covering ``size`` of our items from ``offset``; the scorer
+        counts in its own units (e.g. one request per candidate), mapped onto ours."""
+
         def report(done: int, total: int) -> None:
-            self(offset + done)
+            self(offset + (size * done // total if total else size))
 
         return report
 
@@ -266,7 +269,7 @@ def _evaluate_wsc(
         seed=int(run.settings.get("seed") or 0),
         predictions=predictions,
         batch_size=int(run.settings.get("batch_size") or 32),
-        progress=writer.stage(0),
+        progress=writer.stage(0, writer.total),
     )
     by_key = {(s.id, s.variant): s for s in scores}
     writer.total = len(scores)
@@ -335,7 +338,7 @@ def _evaluate_winowhy(
             [(r.context, r.continuation) for r in rows],
             method=method,
             batch_size=int(run.settings.get("batch_size") or 32),
-            progress=writer.stage(0),
+            progress=writer.stage(0, len(rows)),
         )
     elif method == "random":
         rng = random.Random(seed)
@@ -464,7 +467,7 @@ def _evaluate_comve(
                 [s for x in data.a for s in x.statements],
                 method=method,
                 batch_size=batch_size,
-                progress=writer.stage(0),
+                progress=writer.stage(0, len(data.a)),
             )
             a_scores = [[flat[2 * i], flat[2 * i + 1]] for i in range(len(data.a))]
             preds = ["0" if s[0] < s[1] else "1" for s in a_scores]  # ties: statement 0
@@ -503,7 +506,7 @@ def _evaluate_comve(
                 [(x.false_sent, " " + o) for x in data.b for o in x.options],
                 method=method,
                 batch_size=batch_size,
-                progress=writer.stage(len(data.a)),
+                progress=writer.stage(len(data.a), len(data.b)),
             )
             b_scores = [flat[3 * i : 3 * i + 3] for i in range(len(data.b))]
             preds = ["ABC"[max(range(3), key=lambda k, s=s: (s[k], -k))] for s in b_scores]  # type: ignore[misc]

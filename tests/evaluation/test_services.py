@@ -260,3 +260,18 @@ def test_comve_upload_with_a_bad_label_names_the_id(tmp_path):
     )
     with pytest.raises(EvaluationError, match=r"subtaskA_answers.csv: id '452', field 'label': '2'"):
         evaluation_run(run=run)
+
+
+def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
+    from evaluation.services import _ProgressWriter
+
+    run = evaluation_run_create(release=str(write_wsc_release(tmp_path / "r")), method="first")
+    seen: list[tuple[int, int]] = []
+    writer = _ProgressWriter(run, lambda done, total: seen.append((done, total)))
+    writer.total = 10
+    report = writer.stage(4, 6)  # items 4..9, scored as 12 requests (two candidates each)
+    report(6, 12)
+    report(12, 12)
+    assert seen == [(7, 10), (10, 10)]
+    run.refresh_from_db()
+    assert (run.progress_done, run.progress_total) == (10, 10)
