@@ -228,7 +228,7 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
     except (EvaluationError, ScoringError, release_data.ReleaseDataError, OSError, ImportError) as exc:
         _fail(run, str(exc))
         raise EvaluationError(str(exc)) from exc
-    except Exception as exc:  # a run must never stay "running" after a crash
+    except BaseException as exc:  # a run must never stay "running" after a crash or an interrupt
         _fail(run, f"{type(exc).__name__}: {exc}")
         raise
 

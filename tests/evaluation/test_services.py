@@ -275,3 +275,19 @@ def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
     assert seen == [(7, 10), (10, 10)]
     run.refresh_from_db()
     assert (run.progress_done, run.progress_total) == (10, 10)
+
+
+def test_an_interrupted_run_is_marked_failed_not_left_running(tmp_path, monkeypatch):
+    import evaluation.services as services
+
+    def interrupted(**kwargs):  # type: ignore[no-untyped-def]
+        raise SystemExit("terminated by signal 15")
+
+    monkeypatch.setattr(services, "_evaluate_wsc", interrupted)
+    run = evaluation_run_create(
+        release=str(write_wsc_release(tmp_path / "r")), method="first", out_dir=str(tmp_path / "o")
+    )
+    with pytest.raises(SystemExit):
+        evaluation_run(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "signal 15" in run.error

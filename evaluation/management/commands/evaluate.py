@@ -1,5 +1,7 @@
 """python manage.py evaluate --release NAME@VERSION --model PATH --method partial [...]"""
 
+import signal
+import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -54,6 +56,9 @@ class Command(BaseCommand):
         except EvaluationError as exc:
             raise CommandError(str(exc)) from exc
 
+        # SIGTERM (e.g. `timeout`, a stopped container) ends the run as failed, not "running".
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)
         bar = None
         progress = None
         if not options["no_progress"]:
@@ -78,6 +83,10 @@ class Command(BaseCommand):
         for line in summary_lines(run.metrics, run.dataset):
             self.stdout.write("  " + line)
         self.stdout.write(f"  files in {run.results_dir}")
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(f"terminated by signal {signum}")
 
 
 def _pct(value: float | None) -> str:
