@@ -1,0 +1,115 @@
+"""The service with a real (tiny, random) causal LM built in the test: scores flow into metrics."""
+
+import json
+import re
+
+import pytest
+
+from evaluation.models import RunStatus
+from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
+from tests.evaluation.factories import (
+    COMVE_A,
+    COMVE_B,
+    WINOWHY_ROWS,
+    WSC_ROWS,
+    write_comve_release,
+    write_winowhy_release,
+    write_wsc_release,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def tiny_causal(tmp_path_factory):  # type: ignore[no-untyped-def]
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    text = json.dumps([WSC_ROWS, WINOWHY_ROWS, COMVE_A, COMVE_B]) + " refers to because"
+    words = sorted(set(re.findall(r"\w+|[^\w\s]", text)))
+    vocab = {w: i for i, w in enumerate(["<unk>", "<s>", "</s>", *words])}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    LlamaForCausalLM(config).save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return folder
+
+
+def _lines(run):  # type: ignore[no-untyped-def]
+    return [json.loads(line) for line in run.predictions_file.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("method", ["full", "partial"])
+def test_wsc_with_a_tiny_causal_lm_predicts_the_higher_scoring_candidate(tmp_path, tiny_causal, method):
+    release = write_wsc_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method=method, model_path=str(tiny_causal))
+    )
+    assert run.status == RunStatus.DONE
+    assert run.model_identity["kind"] == "causal" and run.model_identity["start_token"] == "<s>"
+    lines = _lines(run)
+    assert len(lines) == 6
+    for line in lines:
+        assert all(s < 0 for s in line["scores"])  # log-probabilities
+        assert line["prediction"] == (1 if line["scores"][1] > line["scores"][0] else 0)
+        assert line["correct"] == (line["prediction"] == line["gold"])
+    assert run.metrics["all"]["correct"] == sum(x["correct"] for x in lines if x["variant"] == "original")
+    originals = {x["id"]: x["prediction"] for x in lines if x["variant"] == "original"}
+    changed = sum(1 for x in lines if x["variant"] == "switched" and x["prediction"] != originals[x["id"]])
+    assert run.metrics["switchable"]["changed"] == changed
+    assert run.progress_done == run.progress_total == 6
+
+
+def test_winowhy_with_a_tiny_causal_lm_thresholds_its_scores(tmp_path, tiny_causal):
+    release = write_winowhy_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    lines = _lines(run)
+    threshold = run.metrics["best_threshold"]["threshold"]
+    assert len(lines) == 6
+    for line in lines:
+        expected = "positive" if threshold is not None and line["scores"][0] >= threshold else "negative"
+        assert line["prediction"] == expected
+    assert run.metrics["best_threshold"]["correct"] == sum(x["correct"] for x in lines)
+    assert run.metrics["best_threshold"]["correct"] >= run.metrics["majority_baseline"]["correct"]
+
+
+def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored(tmp_path, tiny_causal):
+    release = write_comve_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    lines = _lines(run)
+    for line in (x for x in lines if x["variant"] == "a"):  # the less likely statement is against sense
+        assert line["prediction"] == ("0" if line["scores"][0] < line["scores"][1] else "1")
+    for line in (x for x in lines if x["variant"] == "b"):  # the most likely reason explains it
+        assert line["prediction"] == "ABC"[line["scores"].index(max(line["scores"]))]
+    assert run.metrics["a"]["n"] == 3 and run.metrics["b"]["n"] == 2
+    assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
+    assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
+
+
+def test_masked_lm_method_on_a_causal_model_fails_the_run_with_the_reason(tmp_path, tiny_causal):
+    run = evaluation_run_create(
+        release=str(write_wsc_release(tmp_path / "r")), method="pll", model_path=str(tiny_causal)
+    )
+    with pytest.raises(EvaluationError, match="needs a masked language model"):
+        evaluation_run(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
