@@ -148,11 +148,12 @@ class _ProgressWriter:
         def report(done: int, total: int) -> None:
             self(offset + (size * done // total if total else size))
 
+        self(offset)  # the page shows "0 / N" while the first batch runs
         return report
 
     def __call__(self, done: int) -> None:
         now = time.monotonic()
-        if done >= self.total or now - self._last >= 1.0:
+        if done == 0 or done >= self.total or now - self._last >= 1.0:
             self._last = now
             EvaluationRun.objects.filter(pk=self.run.pk).update(progress_done=done, progress_total=self.total)
         if self.on_progress is not None:

@@ -272,7 +272,7 @@ def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
     report = writer.stage(4, 6)  # items 4..9, scored as 12 requests (two candidates each)
     report(6, 12)
     report(12, 12)
-    assert seen == [(7, 10), (10, 10)]
+    assert seen == [(4, 10), (7, 10), (10, 10)]  # the stage starts at its offset
     run.refresh_from_db()
     assert (run.progress_done, run.progress_total) == (10, 10)
 
