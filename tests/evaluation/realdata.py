@@ -59,7 +59,9 @@ def wsc_rows(data_dir: Path) -> list[dict[str, Any]]:
 
 
 def winowhy_rows(data_dir: Path) -> list[dict[str, Any]]:
-    questions, _ = _questions(data_dir)
+    """Reasons as the release writes them, plus ``knowledge_types``: the question's major types
+    (cat_ref.json), which the per-type WinoWhy figures need (not yet in the release format)."""
+    questions, types = _questions(data_dir)
     rows = []
     for i, q in enumerate(questions):
         for position, (text, origin, score, source_label) in enumerate(q["reasons"]):
@@ -81,6 +83,7 @@ def winowhy_rows(data_dir: Path) -> list[dict[str, Any]]:
                     "label": label,
                     "source_label": source_label,
                     "knowledge_type": "",
+                    "knowledge_types": sorted(set(types.get(i, []))),
                 }
             )
     return rows

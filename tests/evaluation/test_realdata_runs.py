@@ -19,6 +19,11 @@ def test_winowhy_majority_baseline_is_55_67_percent_of_the_2865_reasons(data_dir
     assert f"{100 * m['majority_baseline']['accuracy']:.2f}" == "55.67"
     assert m["best_threshold"]["accuracy"] == m["majority_baseline"]["accuracy"]
     assert m["reasons_in_release"] == {"positive": 1270, "negative": 1595, "other": 1230}
+    # per knowledge type of the question (15 reasons per question, positive and negative only)
+    assert set(m["knowledge_types"]) == {"Property", "Object", "Eventuality", "Spatial", "Quantity", "Others"}
+    assert all(
+        k["best"]["accuracy"] >= k["majority_baseline"]["accuracy"] for k in m["knowledge_types"].values()
+    )
 
 
 def test_wsc273_subsets_and_knowledge_types_match_the_papers(data_dir, tmp_path):
