@@ -408,18 +408,25 @@ def _reason_score(uploaded: dict[str, str], reason_id: str, path: str) -> float:
 def _winowhy_cross_validation(
     model: Any, rows: Sequence[Any], labels: list[bool], seed: int
 ) -> dict[str, Any]:
-    """Five-fold CV on frozen features, when the model side offers a feature extractor."""
+    """Five-fold CV of a classifier on the model's frozen features (mean last hidden state)."""
     if model is None:
         return {"computed": False, "reason": "needs a model's frozen features"}
     try:
-        from evaluation.scorers import text_features  # type: ignore[attr-defined]
+        from evaluation.scorers import text_features as extract  # type: ignore[attr-defined]
+
+        name = "evaluation.scorers.text_features"
     except ImportError:
-        return {"computed": False, "reason": "the scorers offer no feature extractor (text_features) yet"}
-    features = text_features(model, [r.context + r.continuation for r in rows])
+        from evaluation.features import mean_hidden_states as extract
+
+        name = "mean of the last hidden states over the text's tokens"
     questions = [r.question_id for r in rows]
+    if len(set(questions)) < 5 or len(rows) < 5:
+        return {"computed": False, "reason": "fewer than five questions: five folds cannot be filled"}
+    features = extract(model, [r.context + r.continuation for r in rows])
     return {
         "computed": True,
-        "features": "evaluation.scorers.text_features",
+        "features": name,
+        "classifier": "logistic regression on standardised features (scikit-learn)",
         "by_question": cross_validate(features, labels, questions, split="question", seed=seed).as_dict(),
         "by_reason": cross_validate(features, labels, questions, split="reason", seed=seed).as_dict(),
     }

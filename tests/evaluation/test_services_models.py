@@ -113,3 +113,39 @@ def test_masked_lm_method_on_a_causal_model_fails_the_run_with_the_reason(tmp_pa
         evaluation_run(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
+
+
+def test_mean_hidden_states_ignore_padding_and_the_start_token(tiny_causal):
+    import torch
+
+    from evaluation.features import mean_hidden_states
+    from evaluation.modeling import load_model
+
+    loaded = load_model(tiny_causal)
+    short, long = "the trophy", "the trophy doesn't fit into the brown suitcase"
+    batched = mean_hidden_states(loaded, [long, short], batch_size=2)
+    alone = mean_hidden_states(loaded, [short], batch_size=1)
+    assert batched.shape == (2, 16)
+    assert batched[1] == pytest.approx(alone[0], abs=1e-5)
+    ids = torch.tensor([[loaded.start_token_id, *loaded.encode(short)]])
+    with torch.inference_mode():
+        hidden = loaded.model(input_ids=ids, output_hidden_states=True).hidden_states[-1][0, 1:]
+    assert alone[0] == pytest.approx(hidden.mean(0).numpy(), abs=1e-5)
+
+
+def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reason(tmp_path, tiny_causal):
+    from tests.evaluation.factories import _write
+
+    rows = []
+    for q in range(6):
+        for k, base in enumerate(WINOWHY_ROWS):
+            rows.append({**base, "id": f"{q}.{k}", "schema_id": str(q), "knowledge_types": ["Object"]})
+    release = _write(tmp_path / "r", "winowhy-six", "1.0.0", "winowhy", {"winowhy.jsonl": rows})
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    cv = run.metrics["cross_validation"]
+    assert cv["computed"] is True
+    for split in ("by_question", "by_reason"):
+        assert cv[split]["n"] == 36 and len(cv[split]["fold_accuracies"]) == 5
+        assert 0.0 <= cv[split]["accuracy"] <= 1.0
