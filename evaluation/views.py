@@ -10,7 +10,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
 from evaluation import selectors
@@ -23,10 +24,10 @@ from evaluation.services import EvaluationError, evaluation_run_create
 from evaluation.tasks import evaluation_run_task
 
 
-def evaluator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     @login_required
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not user_can_evaluate(user=request.user):
             raise PermissionDenied("Evaluations are for researchers and curators.")
         return view(request, *args, **kwargs)
@@ -77,10 +78,30 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @evaluator_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=run_id)
-    context = {"run": run, "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING)}
+    files = [n for n in RUN_FILES if run.results_dir and (Path(run.results_dir) / n).is_file()]
+    context = {"run": run, "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING), "files": files}
     if getattr(request, "htmx", False):
         return render(request, "evaluation/run_detail.html#progress", context)
     return render(request, "evaluation/run_detail.html", context)
+
+
+RUN_FILES = (
+    "results.json",
+    "predictions.jsonl",
+    "subtaskA_answers.csv",
+    "subtaskB_answers.csv",
+    "subtaskC_answers.csv",
+)
+
+
+@evaluator_required
+def run_file(request: HttpRequest, run_id: int, name: str) -> FileResponse:
+    """Download one of a run's files (only the names a run writes)."""
+    run = selectors.run_get(user=request.user, run_id=run_id)
+    path = Path(run.results_dir) / name if run.results_dir else None
+    if name not in RUN_FILES or path is None or not path.is_file():
+        raise Http404("no such file")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=f"run-{run.pk}-{name}")
 
 
 def _accuracy(metrics: dict[str, Any], *path: str) -> float | None:

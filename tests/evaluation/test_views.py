@@ -29,6 +29,7 @@ def _urls(runs) -> list[str]:  # type: ignore[no-untyped-def]
         reverse("evaluation:run-detail", args=[a.pk]),
         reverse("evaluation:leaderboard", args=[a.release_name, a.release_version]),
         reverse("evaluation:run-compare") + f"?a={a.pk}&b={b.pk}",
+        reverse("evaluation:run-file", args=[a.pk, "predictions.jsonl"]),
     ]
 
 
@@ -147,3 +148,17 @@ def test_compare_shows_items_where_the_runs_differ_and_mcnemar(client, researche
 def test_compare_of_an_unknown_run_is_404(client, researcher, two_runs):
     client.force_login(researcher)
     assert client.get(reverse("evaluation:run-compare") + f"?a={two_runs[0].pk}&b=99999").status_code == 404
+
+
+def test_run_files_download_and_nothing_else(client, researcher, two_runs):
+    run = two_runs[0]
+    client.force_login(researcher)
+    response = client.get(reverse("evaluation:run-file", args=[run.pk, "results.json"]))
+    assert response.status_code == 200
+    assert b'"metrics"' in b"".join(response.streaming_content)
+    assert (
+        client.get(reverse("evaluation:run-file", args=[run.pk, "subtaskA_answers.csv"])).status_code == 404
+    )
+    assert client.get(reverse("evaluation:run-file", args=[run.pk, "..%2Fmanifest.json"])).status_code == 404
+    page = client.get(reverse("evaluation:run-detail", args=[run.pk]))
+    assert reverse("evaluation:run-file", args=[run.pk, "predictions.jsonl"]).encode() in page.content
