@@ -241,6 +241,14 @@ def split_switched(text: str, pronoun: str, where: str) -> WscText:
     return WscText(text[: word.start()].strip(), word.group(0), text[word.end() :].strip())
 
 
+def _switched(row: dict[str, Any], text: str, pronoun: str, where: str) -> WscText:
+    """The release's ``switched_text_before/_pronoun/_after`` when present, else ``switched`` split."""
+    parts = [row.get(f"switched_{k}") for k in ("text_before", "pronoun", "text_after")]
+    if all(isinstance(p, str) for p in parts) and parts[1]:
+        return WscText(parts[0].strip(), parts[1].strip(), parts[2].strip())  # type: ignore[union-attr]
+    return split_switched(text, pronoun, where)
+
+
 def read_wsc(folder: ReleaseFolder, *, limit: int | None = None) -> list[WscRow]:
     path = folder.path / "wsc.jsonl"
     out: list[WscRow] = []
@@ -265,7 +273,7 @@ def read_wsc(folder: ReleaseFolder, *, limit: int | None = None) -> list[WscRow]
             answer=_answer_index(row.get("answer"), where),
             # Only switchable items are scored switched (Trichelair et al.): the switch of
             # an unswitchable item does not keep its sense.
-            switched=split_switched(switched_text, pronoun, where) if switchable else None,
+            switched=_switched(row, switched_text, pronoun, where) if switchable else None,
         )
         out.append(
             WscRow(

@@ -27,6 +27,10 @@ WSC_ROWS: list[dict[str, Any]] = [
         "answer": "B",
         "switchable": True,
         "switched": "The demonstrators refused the city councilmen a permit because [they] advocated violence.",
+        # the release also writes the switched sentence cut at its pronoun
+        "switched_text_before": "The demonstrators refused the city councilmen a permit because",
+        "switched_pronoun": "they",
+        "switched_text_after": "advocated violence.",
         "associative": False,
         "knowledge_types": ["Eventuality", "Property"],
     },
