@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evaluation.release_data import split_switched
 from tests.evaluation.factories import _write
 
 KNOWLEDGE_TYPE_NAMES = {"Temporal": "Eventuality"}
@@ -39,8 +40,12 @@ def wsc_rows(data_dir: Path) -> list[dict[str, Any]]:
     }
     rows = []
     for i, q in enumerate(questions):
+        cut = split_switched(switched[i]["sentence_switched"], q["text"]["pron"].strip(), f"switched {i}")
         rows.append(
             {
+                "switched_text_before": cut.text_before,
+                "switched_pronoun": cut.pronoun,
+                "switched_text_after": cut.text_after,
                 "id": str(i),
                 "collection": "wsc273",
                 "text_before": q["text"]["txt1"].strip(),
