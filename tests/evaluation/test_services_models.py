@@ -149,3 +149,37 @@ def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reas
     for split in ("by_question", "by_reason"):
         assert cv[split]["n"] == 36 and len(cv[split]["fold_accuracies"]) == 5
         assert 0.0 <= cv[split]["accuracy"] <= 1.0
+
+
+@pytest.fixture(scope="module")
+def tiny_masked_folder(tmp_path_factory):  # type: ignore[no-untyped-def]
+    from tests.evaluation.tiny_models import build_tiny_masked  # the model side's builder
+
+    return build_tiny_masked(tmp_path_factory.mktemp("tiny-bert"))
+
+
+def test_masked_lm_pseudo_log_likelihood_runs_through_wsc_winowhy_and_comve(tmp_path, tiny_masked_folder):
+    wsc = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_wsc_release(tmp_path / "wsc")), method="pll", model_path=str(tiny_masked_folder)
+        )
+    )
+    assert wsc.model_identity["kind"] == "masked"
+    for line in _lines(wsc):
+        assert line["prediction"] == (1 if line["scores"][1] > line["scores"][0] else 0)
+    why = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_winowhy_release(tmp_path / "why")),
+            method="pll",
+            model_path=str(tiny_masked_folder),
+        )
+    )
+    assert why.metrics["best_threshold"]["n"] == 6
+    comve = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_comve_release(tmp_path / "comve")),
+            method="pll",
+            model_path=str(tiny_masked_folder),
+        )
+    )
+    assert comve.metrics["a"]["n"] == 3 and comve.metrics["b"]["n"] == 2
