@@ -162,3 +162,10 @@ def test_run_files_download_and_nothing_else(client, researcher, two_runs):
     assert client.get(reverse("evaluation:run-file", args=[run.pk, "..%2Fmanifest.json"])).status_code == 404
     page = client.get(reverse("evaluation:run-detail", args=[run.pk]))
     assert reverse("evaluation:run-file", args=[run.pk, "predictions.jsonl"]).encode() in page.content
+
+
+def test_the_evaluation_link_is_shown_to_researchers_only_not_annotators(client, researcher, annotator):
+    client.force_login(researcher)
+    assert reverse("evaluation:run-list").encode() in client.get("/").content
+    client.force_login(annotator)
+    assert reverse("evaluation:run-list").encode() not in client.get("/").content
