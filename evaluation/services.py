@@ -33,6 +33,8 @@ from evaluation.scorers.types import MODEL_METHODS, ScoringError
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+# (metrics, per-item records, SemEval submission rows by file name, items scored)
+Evaluated = tuple[dict[str, Any], list[dict[str, Any]], dict[str, list[tuple[str, str | int]]], int]
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 
@@ -256,7 +258,7 @@ def _sha256_or_folder(path: Path) -> str:
 
 def _evaluate_wsc(
     *, run: EvaluationRun, folder: release_data.ReleaseFolder, model: Any, writer: _ProgressWriter
-):  # type: ignore[no-untyped-def]
+) -> Evaluated:
     from evaluation.scorers import read_predictions, score_wsc
 
     rows = release_data.read_wsc(folder, limit=run.settings.get("limit"))
@@ -320,7 +322,7 @@ def _evaluate_wsc(
 
 def _evaluate_winowhy(
     *, run: EvaluationRun, folder: release_data.ReleaseFolder, model: Any, writer: _ProgressWriter
-):  # type: ignore[no-untyped-def]
+) -> Evaluated:
     all_rows = release_data.read_winowhy(folder)
     rows = [r for r in all_rows if r.positive is not None]
     limit = run.settings.get("limit")
@@ -448,7 +450,7 @@ def _baseline_choice(method: str, golds: list[str], options: Sequence[str], seed
 
 def _evaluate_comve(
     *, run: EvaluationRun, folder: release_data.ReleaseFolder, model: Any, writer: _ProgressWriter
-):  # type: ignore[no-untyped-def]
+) -> Evaluated:
     data = release_data.read_comve(folder, limit=run.settings.get("limit"))
     method = run.method
     seed = int(run.settings.get("seed") or 0)
