@@ -88,6 +88,7 @@ def evaluation_run_create(
     limit: int | None = None,
     batch_size: int = 32,
     out_dir: str = "",
+    generate_explanations: bool = False,
     created_by: Any = None,
 ) -> EvaluationRun:
     """Validate and store a queued run (nothing is scored yet)."""
@@ -122,7 +123,12 @@ def evaluation_run_create(
             method=method,
             model_path=str(Path(model_path).resolve()) if model_path else "",
             predictions_path=str(Path(predictions_path).resolve()) if predictions_path else "",
-            settings={"seed": seed, "limit": limit, "batch_size": batch_size},
+            settings={
+                "seed": seed,
+                "limit": limit,
+                "batch_size": batch_size,
+                "generate_explanations": generate_explanations,
+            },
             created_by=created_by if getattr(created_by, "pk", None) else None,
         )
         run.results_dir = str(Path(out_dir).resolve()) if out_dir else str(runs_root() / f"run-{run.pk}")
@@ -549,23 +555,38 @@ def _evaluate_comve(
     # Subtask C: generated explanations scored by BLEU.
     if data.c:
         explanations: list[str] | None = None
+        metrics_c_note = ""
         if method == "predictions":
             if "C" in uploaded:
                 explanations = _take(uploaded, "C", [x.id for x in data.c])
-        elif method not in MODEL_METHODS:
+        elif method in MODEL_METHODS:
+            if run.settings.get("generate_explanations") and getattr(model, "kind", None) == "causal":
+                from evaluation.generation import PROMPT, generate_explanations
+
+                writer.total += len(data.c)
+                explanations = generate_explanations(
+                    model,
+                    [x.false_sent for x in data.c],
+                    progress=writer.stage(len(data.a) + len(data.b), len(data.c)),
+                )
+                metrics_c_note = f"greedy generation after the prompt {PROMPT!r}"
+        else:
             # Baselines: copy the false statement as its own "explanation".
             explanations = [x.false_sent for x in data.c]
         if explanations is None:
             metrics["c"] = {
                 "computed": False,
                 "reason": "subtask C needs generated explanations: upload them (subtaskC_answers.csv) "
-                "with --method predictions; scoring methods rank given texts and do not generate",
+                "with --method predictions, or ask a causal LM run to generate them "
+                "(evaluate --generate-explanations); scoring alone ranks given texts",
             }
         else:
             refs = {x.id: list(x.references) for x in data.c}
             bleu = subtask_c_bleu(refs, dict(zip(refs, explanations, strict=True)))
             metrics["c"] = {"computed": True, "n": len(data.c), **bleu.as_dict()}
-            if method != "predictions":
+            if method in MODEL_METHODS:
+                metrics["c"]["explanations"] = metrics_c_note
+            elif method != "predictions":
                 metrics["c"]["explanations"] = "the false statement copied (baseline)"
             submissions[SUBMISSION_FILES["C"]] = list(zip(refs, explanations, strict=True))
             for xc, e in zip(data.c, explanations, strict=True):

@@ -183,3 +183,31 @@ def test_masked_lm_pseudo_log_likelihood_runs_through_wsc_winowhy_and_comve(tmp_
         )
     )
     assert comve.metrics["a"]["n"] == 3 and comve.metrics["b"]["n"] == 2
+
+
+def test_comve_c_explanations_generated_by_a_causal_lm_are_scored_with_bleu(tmp_path, tiny_causal):
+    import csv
+
+    run = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_comve_release(tmp_path / "r")),
+            method="full",
+            model_path=str(tiny_causal),
+            generate_explanations=True,
+        )
+    )
+    c = run.metrics["c"]
+    assert c["computed"] is True and c["n"] == 2 and "greedy generation" in c["explanations"]
+    rows = list(csv.reader((run.predictions_file.parent / "subtaskC_answers.csv").open(newline="")))
+    assert [r[0] for r in rows] == ["1175", "452"]
+    assert all("\n" not in r[1] for r in rows)
+    assert c["translation_length"] == sum(len(r[1].split()) for r in rows)
+    assert run.progress_done == run.progress_total == 3 + 2 + 2
+
+
+def test_generated_text_is_cut_to_its_first_sentence_on_one_line():
+    from evaluation.generation import tidy_explanation
+
+    assert tidy_explanation(" beds are heavy. And parks\nare big") == "beds are heavy."
+    assert tidy_explanation("a\nb") == "a"
+    assert tidy_explanation("  no   end  ") == "no end"

@@ -39,6 +39,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--out", default="", help="run folder (default: MEDIA_ROOT/evaluation/runs/run-ID)"
         )
+        parser.add_argument(
+            "--generate-explanations",
+            action="store_true",
+            help="ComVE with a causal LM: generate subtask C explanations (greedy) and score their BLEU",
+        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -52,6 +57,7 @@ class Command(BaseCommand):
                 limit=options["limit"],
                 batch_size=options["batch_size"],
                 out_dir=options["out"],
+                generate_explanations=options["generate_explanations"],
             )
         except EvaluationError as exc:
             raise CommandError(str(exc)) from exc
