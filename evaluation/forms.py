@@ -15,3 +15,7 @@ class RunStartForm(forms.Form):
     predictions = forms.FileField(required=False, help_text="For the method 'uploaded predictions'")
     seed = forms.IntegerField(initial=0, min_value=0)
     limit = forms.IntegerField(required=False, min_value=1, help_text="Score only the first N items")
+    generate_explanations = forms.BooleanField(
+        required=False,
+        help_text="ComVE with a causal LM: generate subtask C explanations and score their BLEU",
+    )

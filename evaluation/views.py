@@ -59,6 +59,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 predictions_path=_save_upload(data["predictions"]) if data["predictions"] else "",
                 seed=data["seed"] or 0,
                 limit=data["limit"],
+                generate_explanations=data["generate_explanations"],
                 created_by=request.user,
             )
         except EvaluationError as exc:
