@@ -28,7 +28,7 @@ from evaluation.metrics.winowhy import cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
-from evaluation.scorers.types import MODEL_METHODS, ScoringError
+from evaluation.scorers.types import MODEL_METHODS
 
 logger = logging.getLogger(__name__)
 
@@ -234,7 +234,9 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
             run.finished_at = timezone.now()
             run.save()
         return run
-    except (EvaluationError, ScoringError, release_data.ReleaseDataError, OSError, ImportError) as exc:
+    # Domain errors (bad release, model, predictions; ModelLoadError and ScoringError are
+    # ValueErrors) become EvaluationError with their message.
+    except (EvaluationError, ValueError, OSError, ImportError) as exc:
         _fail(run, str(exc))
         raise EvaluationError(str(exc)) from exc
     except BaseException as exc:  # a run must never stay "running" after a crash or an interrupt

@@ -291,3 +291,18 @@ def test_an_interrupted_run_is_marked_failed_not_left_running(tmp_path, monkeypa
         evaluation_run(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "signal 15" in run.error
+
+
+def test_a_file_that_is_not_a_model_fails_the_run_with_the_loaders_message(tmp_path):
+    fake = tmp_path / "model.gguf"
+    fake.write_text("not a model")
+    run = evaluation_run_create(
+        release=str(write_wsc_release(tmp_path / "r")),
+        method="full",
+        model_path=str(fake),
+        out_dir=str(tmp_path / "o"),
+    )
+    with pytest.raises(EvaluationError, match="not a GGUF file"):
+        evaluation_run(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "not a GGUF file" in run.error
