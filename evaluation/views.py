@@ -80,7 +80,23 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=run_id)
     files = [n for n in RUN_FILES if run.results_dir and (Path(run.results_dir) / n).is_file()]
-    context = {"run": run, "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING), "files": files}
+    metrics = run.metrics or {}
+    # JSON storage (jsonb) does not keep key order: put the paper's order back.
+    knowledge_types = sorted(
+        (metrics.get("knowledge_types") or {}).items(), key=lambda kv: knowledge_type_order(kv[0])
+    )
+    type_count = [
+        (k, metrics["type_count"][k])
+        for k in ("single", "multiple", "none")
+        if k in metrics.get("type_count", {})
+    ]
+    context = {
+        "run": run,
+        "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+        "files": files,
+        "knowledge_types": knowledge_types,
+        "type_count": type_count,
+    }
     if getattr(request, "htmx", False):
         return render(request, "evaluation/run_detail.html#progress", context)
     return render(request, "evaluation/run_detail.html", context)

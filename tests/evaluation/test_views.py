@@ -169,3 +169,10 @@ def test_the_evaluation_link_is_shown_to_researchers_only_not_annotators(client,
     assert reverse("evaluation:run-list").encode() in client.get("/").content
     client.force_login(annotator)
     assert reverse("evaluation:run-list").encode() not in client.get("/").content
+
+
+def test_run_page_lists_knowledge_types_in_the_papers_order(client, researcher, two_runs):
+    client.force_login(researcher)
+    html = client.get(reverse("evaluation:run-detail", args=[two_runs[0].pk])).content.decode()
+    positions = [html.index(f"knowledge type {t}") for t in ("Property", "Object", "Eventuality")]
+    assert positions == sorted(positions)
