@@ -17,6 +17,7 @@ urlpatterns = [
     path("annotation/", include("annotation.urls")),
     path("api/annotation/", include("annotation.api_urls")),
     path("api/", include("datasets.api_urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -1,1 +1,12 @@
 """Evaluation admin."""
+
+from django.contrib import admin
+
+from evaluation.models import EvaluationRun
+
+
+@admin.register(EvaluationRun)
+class EvaluationRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "release_name", "release_version", "dataset", "method", "status", "created_at")
+    list_filter = ("status", "dataset", "method")
+    readonly_fields = ("metrics", "timing", "settings", "model_identity", "release_identity")

@@ -1,1 +1,95 @@
-"""Evaluation runs (DESIGN section 8). Filled in by the evaluation issue."""
+"""Evaluation runs (DESIGN section 8).
+
+A run scores one model (or baseline) with one method on one release. Its per-item
+predictions live in ``predictions.jsonl`` in the run folder (one line per item and
+variant), not in database rows, so that two runs can be compared item by item from
+their files; the database keeps the settings, status, progress, metrics and timing.
+"""
+
+from pathlib import Path
+
+from django.conf import settings as django_settings
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class DatasetKind(models.TextChoices):
+    WSC = "wsc", "WSC (wsc.jsonl)"
+    WINOWHY = "winowhy", "WinoWhy (winowhy.jsonl)"
+    COMVE = "comve", "ComVE (comve_a/b/c.jsonl)"
+
+
+class Method(models.TextChoices):
+    FULL = "full", "causal LM, full sentence"
+    PARTIAL = "partial", "causal LM, partial (after the pronoun)"
+    PLL = "pll", "masked LM pseudo-log-likelihood"
+    RANDOM = "random", "baseline: random (seeded)"
+    MAJORITY = "majority", "baseline: majority answer"
+    FIRST = "first", "baseline: first candidate"
+    PREDICTIONS = "predictions", "uploaded predictions"
+
+
+class EvaluationRun(models.Model):
+    # The release: its name and version as strings (always), plus the exported folder the
+    # files were read from. The lead adds a nullable FK to datasets.Release at merge time.
+    release_name = models.CharField(max_length=100, db_index=True)
+    release_version = models.CharField(max_length=50)
+    release_path = models.CharField(max_length=500, help_text="Folder of the exported release files")
+    release_identity = models.JSONField(default=dict, blank=True, help_text="Manifest / file checksums")
+    dataset = models.CharField(max_length=10, choices=DatasetKind.choices)
+
+    method = models.CharField(max_length=12, choices=Method.choices)
+    model_path = models.CharField(max_length=500, blank=True, help_text="Local HF folder or GGUF file")
+    model_identity = models.JSONField(
+        default=dict, blank=True, help_text="sha256 / folder hash, tokenizer, start token used"
+    )
+    predictions_path = models.CharField(max_length=500, blank=True)
+    settings = models.JSONField(default=dict, blank=True, help_text="seed, limit, batch size, ...")
+
+    status = models.CharField(
+        max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    timing = models.JSONField(default=dict, blank=True)
+    results_dir = models.CharField(max_length=500, blank=True)
+
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["release_name", "release_version", "dataset"])]
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} {self.method} on {self.release_label} ({self.dataset})"
+
+    @property
+    def release_label(self) -> str:
+        return f"{self.release_name}@{self.release_version}"
+
+    @property
+    def model_label(self) -> str:
+        return Path(self.model_path).name if self.model_path else self.method
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == RunStatus.DONE else 0
+        return min(100, round(100 * self.progress_done / self.progress_total))
+
+    @property
+    def predictions_file(self) -> Path | None:
+        return Path(self.results_dir) / "predictions.jsonl" if self.results_dir else None

@@ -253,7 +253,8 @@ def test_pll_of_a_continuation_masks_only_its_tokens(tiny_masked) -> None:  # ty
 def test_wsc_pll_scores_whole_sentences(tiny_masked) -> None:  # type: ignore[no-untyped-def]
     scores = score_wsc(tiny_masked, ITEMS[:2], "pll")
     sentences = [substitute(ITEMS[0].text, c).sentence for c in ITEMS[0].candidates]
-    assert scores[0].scores == pytest.approx(tuple(pseudo_log_likelihood(tiny_masked, sentences)), abs=1e-6)
+    # abs=1e-4 as elsewhere here: float32 sums differ in the last bits with the batch's make-up
+    assert scores[0].scores == pytest.approx(tuple(pseudo_log_likelihood(tiny_masked, sentences)), abs=1e-4)
 
 
 def test_methods_refuse_the_wrong_kind_of_model(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]

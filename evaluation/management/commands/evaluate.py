@@ -1,0 +1,149 @@
+"""python manage.py evaluate --release NAME@VERSION --model PATH --method partial [...]"""
+
+import signal
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evaluation.models import Method
+from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a model (or a baseline, or uploaded predictions) on a release and store the run. "
+        "Writes results.json, predictions.jsonl (and SemEval CSVs for ComVE) into the run folder."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--release",
+            required=True,
+            help="NAME@VERSION of a published release (its files are checked against its manifest), "
+            "or the folder of an exported release "
+            "(the one holding manifest.json and wsc.jsonl / winowhy.jsonl / comve_*.jsonl)",
+        )
+        parser.add_argument(
+            "--model", default="", help="local Hugging Face folder or GGUF file (model methods)"
+        )
+        parser.add_argument("--method", required=True, choices=Method.values)
+        parser.add_argument(
+            "--predictions",
+            default="",
+            help="uploaded predictions: WSC JSONL/CSV (id, prediction[, variant]); WinoWhy id,score; "
+            "ComVE a folder with subtaskA/B/C_answers.csv",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
+        parser.add_argument("--limit", type=int, default=None, help="score only the first N items")
+        parser.add_argument("--batch-size", type=int, default=32)
+        parser.add_argument(
+            "--out", default="", help="run folder (default: MEDIA_ROOT/evaluation/runs/run-ID)"
+        )
+        parser.add_argument(
+            "--generate-explanations",
+            action="store_true",
+            help="ComVE with a causal LM: generate subtask C explanations (greedy) and score their BLEU",
+        )
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            run = evaluation_run_create(
+                release=options["release"],
+                method=options["method"],
+                model_path=options["model"],
+                predictions_path=options["predictions"],
+                seed=options["seed"],
+                limit=options["limit"],
+                batch_size=options["batch_size"],
+                out_dir=options["out"],
+                generate_explanations=options["generate_explanations"],
+            )
+        except EvaluationError as exc:
+            raise CommandError(str(exc)) from exc
+
+        # SIGTERM (e.g. `timeout`, a stopped container) ends the run as failed, not "running".
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)
+        bar = None
+        progress = None
+        if not options["no_progress"]:
+            from tqdm import tqdm
+
+            bar = tqdm(total=0, unit="item", desc=f"{run.dataset} {run.method}", file=self.stderr._out)
+
+            def progress(done: int, total: int) -> None:
+                if bar.total != total:
+                    bar.total = total
+                bar.n = done
+                bar.refresh()
+
+        try:
+            run = evaluation_run(run=run, progress=progress)
+        except EvaluationError as exc:
+            raise CommandError(f"run #{run.pk} failed: {exc}") from exc
+        finally:
+            if bar is not None:
+                bar.close()
+        self.stdout.write(f"run #{run.pk} done: {run.release_label} {run.dataset} {run.method}")
+        for line in summary_lines(run.metrics, run.dataset):
+            self.stdout.write("  " + line)
+        self.stdout.write(f"  files in {run.results_dir}")
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(f"terminated by signal {signum}")
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
+    lines = []
+    if dataset == "wsc":
+        a = metrics["all"]
+        lines.append(f"accuracy {_pct(a['accuracy'])} ({a['correct']}/{a['n']})")
+        sig = metrics.get("significance", {}).get("all", {})
+        if sig.get("n"):
+            lines.append(
+                f"lucky draw P(random >= this) {_pct(sig['lucky_draw'])}; best of {sig['guessers']}: "
+                f"{_pct(sig['lucky_draw_best_of'])}; Wilson 95% [{_pct(sig['wilson_95'][0])}, {_pct(sig['wilson_95'][1])}]"
+            )
+        s = metrics["switchable"]
+        if s["n"]:
+            lines.append(
+                f"switchable ({s['n']}): before {_pct(s['accuracy_before'])}, after {_pct(s['accuracy_after'])}, "
+                f"consistency {_pct(s['consistency'])}"
+            )
+        lines.append(
+            f"associative {_pct(metrics['associative']['accuracy'])} ({metrics['associative']['n']}), "
+            f"non-associative {_pct(metrics['non_associative']['accuracy'])} ({metrics['non_associative']['n']})"
+        )
+        for name, k in metrics["knowledge_types"].items():
+            lines.append(f"{name}: {_pct(k['accuracy'])} ({k['correct']}/{k['n']})")
+    elif dataset == "winowhy":
+        b = metrics["best_threshold"]
+        m = metrics["majority_baseline"]
+        lines.append(
+            f"best-threshold accuracy {_pct(b['accuracy'])} ({b['correct']}/{b['n']}, "
+            f"t={'inf' if b['threshold'] is None else format(b['threshold'], '.4g')})"
+        )
+        lines.append(f"majority baseline {_pct(m['accuracy'])} ({m['correct']}/{m['n']})")
+        for name, k in metrics["knowledge_types"].items():
+            lines.append(f"{name}: {_pct(k['best']['accuracy'])} (n={k['best']['n']})")
+    else:
+        for task in ("a", "b"):
+            if task in metrics:
+                lines.append(
+                    f"subtask {task.upper()}: {_pct(metrics[task]['accuracy'])} ({metrics[task]['correct']}/{metrics[task]['n']})"
+                )
+        c = metrics.get("c")
+        if c:
+            lines.append(
+                f"subtask C: BLEU {c['bleu_percent']:.4f}"
+                if c.get("computed")
+                else f"subtask C: {c['reason']}"
+            )
+    return lines

@@ -1,0 +1,163 @@
+"""ComVE (SemEval-2020 Task 4) metrics and submission files.
+
+Official scorer: github.com/wangcunxiang/SemEval2020-Task4-Commonsense-Validation-and-Explanation,
+``evaluation tools/taskC_scorer.py`` and ``starting_kit/scoring_program/evaluate.py``
+(commit ce9430a), itself adapted from tensorflow/nmt ``nmt/scripts/bleu.py``:
+
+- subtasks A and B: accuracy; every gold id needs exactly one prediction, extra ids are
+  an error;
+- subtask C: corpus BLEU over whitespace tokens (``str.split()``), n-grams up to order
+  4, n-gram counts clipped by the maximum count over an item's references, precisions
+  summed over the corpus, NO smoothing (a zero precision makes BLEU 0), geometric mean
+  with equal weights, brevity penalty ``exp(1 - r/c)`` when ``c <= r`` where ``r`` sums
+  the length of the SHORTEST reference of each item (not the closest, as in
+  nltk/sacrebleu) and ``c`` the candidate lengths. Empty reference strings are dropped.
+
+The official script crashes (ZeroDivisionError) when every prediction is empty or every
+shortest reference is empty; here that yields BLEU 0 (no candidate words) or a brevity
+penalty of 1 (no reference words), and ``BleuResult`` says which.
+
+Submission files (no header): ``subtaskA_answers.csv`` rows ``id,label`` (label = index
+0/1 of the statement against common sense), ``subtaskB_answers.csv`` rows ``id,label``
+(A/B/C), ``subtaskC_answers.csv`` rows ``id,explanation`` (CSV-quoted as needed).
+"""
+
+import csv
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluation.metrics.common import Accuracy
+
+SUBMISSION_FILES = {
+    "A": "subtaskA_answers.csv",
+    "B": "subtaskB_answers.csv",
+    "C": "subtaskC_answers.csv",
+}
+
+
+def _match_ids(gold_ids: Iterable[str], prediction_ids: Iterable[str]) -> None:
+    gold, predicted = list(gold_ids), set(prediction_ids)
+    missing = [i for i in gold if i not in predicted]
+    if missing:
+        raise ValueError(f"missing prediction for id {missing[0]!r} ({len(missing)} missing)")
+    extra = sorted(predicted - set(gold))
+    if extra:
+        raise ValueError(f"{len(extra)} extra predictions, for example: {', '.join(extra[:3])}")
+
+
+def choice_accuracy(gold: Mapping[str, str], predictions: Mapping[str, str]) -> Accuracy:
+    """Subtasks A and B: labels compared as strings, as the official scorer does."""
+    _match_ids(gold, predictions)
+    return Accuracy(n=len(gold), correct=sum(1 for i, label in gold.items() if predictions[i] == label))
+
+
+def ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
+    counts: Counter[tuple[str, ...]] = Counter()
+    for order in range(1, max_order + 1):
+        for start in range(len(tokens) - order + 1):
+            counts[tuple(tokens[start : start + order])] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class BleuResult:
+    bleu: float
+    precisions: tuple[float, ...]
+    brevity_penalty: float
+    ratio: float
+    translation_length: int
+    reference_length: int
+    matches: tuple[int, ...]
+    possible: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bleu_percent"] = round(self.bleu * 100, 4)  # the official script prints bleu*100 to 4 places
+        return d
+
+
+def corpus_bleu(
+    references: Sequence[Sequence[Sequence[str]]],
+    translations: Sequence[Sequence[str]],
+    *,
+    max_order: int = 4,
+    smooth: bool = False,
+) -> BleuResult:
+    """BLEU of tokenised ``translations`` against tokenised ``references`` (a list per item)."""
+    if len(references) != len(translations):
+        raise ValueError(f"{len(references)} reference lists for {len(translations)} translations")
+    matches = [0] * max_order
+    possible = [0] * max_order
+    reference_length = 0
+    translation_length = 0
+    for index, (refs, hyp) in enumerate(zip(references, translations, strict=True)):
+        if not refs:
+            raise ValueError(f"item {index}: no reference")
+        reference_length += min(len(r) for r in refs)
+        translation_length += len(hyp)
+        clip: Counter[tuple[str, ...]] = Counter()
+        for ref in refs:
+            clip |= ngram_counts(ref, max_order)  # max count over the references
+        overlap = ngram_counts(hyp, max_order) & clip
+        for ngram, count in overlap.items():
+            matches[len(ngram) - 1] += count
+        for order in range(1, max_order + 1):
+            if len(hyp) - order + 1 > 0:
+                possible[order - 1] += len(hyp) - order + 1
+
+    precisions: list[float] = []
+    for order in range(max_order):
+        if smooth:
+            precisions.append((matches[order] + 1.0) / (possible[order] + 1.0))
+        else:
+            precisions.append(matches[order] / possible[order] if possible[order] > 0 else 0.0)
+    geo_mean = math.exp(sum(math.log(p) / max_order for p in precisions)) if min(precisions) > 0 else 0.0
+
+    if reference_length == 0:
+        ratio, bp = math.inf, 1.0
+    elif translation_length == 0:
+        ratio, bp = 0.0, 0.0
+    else:
+        ratio = translation_length / reference_length
+        bp = 1.0 if ratio > 1.0 else math.exp(1 - 1.0 / ratio)
+    return BleuResult(
+        bleu=geo_mean * bp,
+        precisions=tuple(precisions),
+        brevity_penalty=bp,
+        ratio=ratio,
+        translation_length=translation_length,
+        reference_length=reference_length,
+        matches=tuple(matches),
+        possible=tuple(possible),
+    )
+
+
+def subtask_c_bleu(
+    references: Mapping[str, Sequence[str]], predictions: Mapping[str, str], *, max_order: int = 4
+) -> BleuResult:
+    """Subtask C as the official scorer: ids matched, whitespace tokens, empty references dropped."""
+    _match_ids(references, predictions)
+    ref_corpus: list[list[list[str]]] = []
+    hyp_corpus: list[list[str]] = []
+    for item_id, refs in references.items():
+        tokens = [r.split() for r in refs if r]
+        if not tokens:
+            raise ValueError(f"id {item_id!r}: no reference sentence")
+        ref_corpus.append(tokens)
+        hyp_corpus.append(predictions[item_id].split())
+    return corpus_bleu(ref_corpus, hyp_corpus, max_order=max_order)
+
+
+def write_submission(path: Path, rows: Iterable[tuple[str, str | int]]) -> int:
+    """Write ``id,value`` rows without a header (the official format); returns the row count."""
+    count = 0
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        for item_id, value in rows:
+            writer.writerow([item_id, value])
+            count += 1
+    return count

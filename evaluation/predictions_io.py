@@ -1,0 +1,77 @@
+"""Per-item prediction files of a run, and uploaded label files for WinoWhy and ComVE.
+
+Pure Python (no Django). WSC uploads go through ``evaluation.scorers.read_predictions``;
+this module reads the simpler ``id -> value`` uploads of the other data sets: JSONL rows
+``{"id": ..., "prediction": ...}`` or CSV ``id,prediction`` (with or without a header,
+so a SemEval ``subtaskA_answers.csv`` works as is).
+"""
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from evaluation.scorers.types import PredictionsFileError
+
+
+def read_label_predictions(path: str | Path) -> dict[str, str]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PredictionsFileError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    out: dict[str, str] = {}
+    rows: list[tuple[int, Any, Any]] = []
+    if text.lstrip()[:1] == "{":
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PredictionsFileError(f"{path}, row {n}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise PredictionsFileError(f"{path}, row {n}: expected a JSON object")
+            if "prediction" not in row:
+                raise PredictionsFileError(f"{path}, row {n}, field 'prediction': missing")
+            rows.append((n, row.get("id"), row["prediction"]))
+    else:
+        for n, values in enumerate(csv.reader(text.splitlines()), start=1):
+            if not values:
+                continue
+            if n == 1 and [v.strip().lower() for v in values[:2]] in (["id", "prediction"], ["id", "label"]):
+                continue
+            if len(values) < 2:
+                raise PredictionsFileError(
+                    f"{path}, row {n}, field 'prediction': missing (expected id,prediction)"
+                )
+            rows.append((n, values[0], values[1]))
+    for n, item_id, value in rows:
+        if item_id in (None, ""):
+            raise PredictionsFileError(f"{path}, row {n}, field 'id': missing")
+        key = str(item_id).strip()
+        if key in out:
+            raise PredictionsFileError(f"{path}, row {n}, field 'id': a second prediction for {key!r}")
+        out[key] = str(value).strip()
+    if not out:
+        raise PredictionsFileError(f"{path}: no predictions")
+    return out
+
+
+def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+    return count
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)

@@ -1,0 +1,90 @@
+"""Reads of evaluation runs, narrowed by what the user may see."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from evaluation.metrics.significance import mcnemar
+from evaluation.models import EvaluationRun, RunStatus
+from evaluation.permissions import user_can_evaluate
+
+
+def run_list(*, user: Any) -> QuerySet[EvaluationRun]:
+    if not user_can_evaluate(user=user):
+        return EvaluationRun.objects.none()
+    return EvaluationRun.objects.all()
+
+
+def run_get(*, user: Any, run_id: int) -> EvaluationRun:
+    run = run_list(user=user).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("no such run")
+    return run
+
+
+def release_list(*, user: Any) -> list[dict[str, Any]]:
+    """Releases that have finished runs: name, version, data set, number of runs."""
+    rows = (
+        run_list(user=user)
+        .filter(status=RunStatus.DONE)
+        .values_list("release_name", "release_version", "dataset")
+        .order_by("release_name", "release_version", "dataset")
+    )
+    counts: dict[tuple[str, str, str], int] = {}
+    for key in rows:
+        counts[key] = counts.get(key, 0) + 1
+    return [{"name": n, "version": v, "dataset": d, "runs": c} for (n, v, d), c in counts.items()]
+
+
+def leaderboard(*, user: Any, release_name: str, release_version: str) -> list[EvaluationRun]:
+    """Finished runs on a release, best summary accuracy first."""
+    runs = list(
+        run_list(user=user).filter(
+            status=RunStatus.DONE, release_name=release_name, release_version=release_version
+        )
+    )
+    return sorted(runs, key=lambda r: (-(r.metrics.get("summary", {}).get("accuracy") or 0.0), r.pk))
+
+
+def _predictions(run: EvaluationRun) -> dict[tuple[str, str], dict[str, Any]]:
+    path = run.predictions_file
+    if path is None or not Path(path).is_file():
+        raise Http404(f"run #{run.pk} has no predictions file")
+    out = {}
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                out[(str(row["id"]), str(row["variant"]))] = row
+    return out
+
+
+def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
+    """Two runs item by item (joined on id and variant) and McNemar on the shared items."""
+    a, b = _predictions(run_a), _predictions(run_b)
+    keys = [k for k in a if k in b and "correct" in a[k] and "correct" in b[k]]
+    rows: list[dict[str, Any]] = [
+        {
+            "id": k[0],
+            "variant": k[1],
+            "gold": a[k].get("gold"),
+            "a_prediction": a[k].get("prediction"),
+            "b_prediction": b[k].get("prediction"),
+            "a_scores": a[k].get("scores"),
+            "b_scores": b[k].get("scores"),
+            "a_correct": bool(a[k]["correct"]),
+            "b_correct": bool(b[k]["correct"]),
+            "differ": bool(a[k]["correct"]) != bool(b[k]["correct"]),
+        }
+        for k in keys
+    ]
+    test = mcnemar([r["a_correct"] for r in rows], [r["b_correct"] for r in rows]) if rows else None
+    return {
+        "rows": rows,
+        "only_in_a": len(set(a) - set(b)),
+        "only_in_b": len(set(b) - set(a)),
+        "mcnemar": test.as_dict() if test else None,
+    }

@@ -1,0 +1,213 @@
+"""The service with a real (tiny, random) causal LM built in the test: scores flow into metrics."""
+
+import json
+import re
+
+import pytest
+
+from evaluation.models import RunStatus
+from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
+from tests.evaluation.factories import (
+    COMVE_A,
+    COMVE_B,
+    WINOWHY_ROWS,
+    WSC_ROWS,
+    write_comve_release,
+    write_winowhy_release,
+    write_wsc_release,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def tiny_causal(tmp_path_factory):  # type: ignore[no-untyped-def]
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    text = json.dumps([WSC_ROWS, WINOWHY_ROWS, COMVE_A, COMVE_B]) + " refers to because"
+    words = sorted(set(re.findall(r"\w+|[^\w\s]", text)))
+    vocab = {w: i for i, w in enumerate(["<unk>", "<s>", "</s>", *words])}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    LlamaForCausalLM(config).save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return folder
+
+
+def _lines(run):  # type: ignore[no-untyped-def]
+    return [json.loads(line) for line in run.predictions_file.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("method", ["full", "partial"])
+def test_wsc_with_a_tiny_causal_lm_predicts_the_higher_scoring_candidate(tmp_path, tiny_causal, method):
+    release = write_wsc_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method=method, model_path=str(tiny_causal))
+    )
+    assert run.status == RunStatus.DONE
+    assert run.model_identity["kind"] == "causal" and run.model_identity["start_token"] == "<s>"
+    lines = _lines(run)
+    assert len(lines) == 6
+    for line in lines:
+        assert all(s < 0 for s in line["scores"])  # log-probabilities
+        assert line["prediction"] == (1 if line["scores"][1] > line["scores"][0] else 0)
+        assert line["correct"] == (line["prediction"] == line["gold"])
+    assert run.metrics["all"]["correct"] == sum(x["correct"] for x in lines if x["variant"] == "original")
+    originals = {x["id"]: x["prediction"] for x in lines if x["variant"] == "original"}
+    changed = sum(1 for x in lines if x["variant"] == "switched" and x["prediction"] != originals[x["id"]])
+    assert run.metrics["switchable"]["changed"] == changed
+    assert run.progress_done == run.progress_total == 6
+
+
+def test_winowhy_with_a_tiny_causal_lm_thresholds_its_scores(tmp_path, tiny_causal):
+    release = write_winowhy_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    lines = _lines(run)
+    threshold = run.metrics["best_threshold"]["threshold"]
+    assert len(lines) == 6
+    for line in lines:
+        expected = "positive" if threshold is not None and line["scores"][0] >= threshold else "negative"
+        assert line["prediction"] == expected
+    assert run.metrics["best_threshold"]["correct"] == sum(x["correct"] for x in lines)
+    assert run.metrics["best_threshold"]["correct"] >= run.metrics["majority_baseline"]["correct"]
+
+
+def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored(tmp_path, tiny_causal):
+    release = write_comve_release(tmp_path / "r")
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    lines = _lines(run)
+    for line in (x for x in lines if x["variant"] == "a"):  # the less likely statement is against sense
+        assert line["prediction"] == ("0" if line["scores"][0] < line["scores"][1] else "1")
+    for line in (x for x in lines if x["variant"] == "b"):  # the most likely reason explains it
+        assert line["prediction"] == "ABC"[line["scores"].index(max(line["scores"]))]
+    assert run.metrics["a"]["n"] == 3 and run.metrics["b"]["n"] == 2
+    assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
+    assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
+
+
+def test_masked_lm_method_on_a_causal_model_fails_the_run_with_the_reason(tmp_path, tiny_causal):
+    run = evaluation_run_create(
+        release=str(write_wsc_release(tmp_path / "r")), method="pll", model_path=str(tiny_causal)
+    )
+    with pytest.raises(EvaluationError, match="needs a masked language model"):
+        evaluation_run(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+
+
+def test_mean_hidden_states_ignore_padding_and_the_start_token(tiny_causal):
+    import torch
+
+    from evaluation.features import mean_hidden_states
+    from evaluation.modeling import load_model
+
+    loaded = load_model(tiny_causal)
+    short, long = "the trophy", "the trophy doesn't fit into the brown suitcase"
+    batched = mean_hidden_states(loaded, [long, short], batch_size=2)
+    alone = mean_hidden_states(loaded, [short], batch_size=1)
+    assert batched.shape == (2, 16)
+    assert batched[1] == pytest.approx(alone[0], abs=1e-5)
+    ids = torch.tensor([[loaded.start_token_id, *loaded.encode(short)]])
+    with torch.inference_mode():
+        hidden = loaded.model(input_ids=ids, output_hidden_states=True).hidden_states[-1][0, 1:]
+    assert alone[0] == pytest.approx(hidden.mean(0).numpy(), abs=1e-5)
+
+
+def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reason(tmp_path, tiny_causal):
+    from tests.evaluation.factories import _write
+
+    rows = []
+    for q in range(6):
+        for k, base in enumerate(WINOWHY_ROWS):
+            rows.append({**base, "id": f"{q}.{k}", "schema_id": str(q), "knowledge_types": ["Object"]})
+    release = _write(tmp_path / "r", "winowhy-six", "1.0.0", "winowhy", {"winowhy.jsonl": rows})
+    run = evaluation_run(
+        run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
+    )
+    cv = run.metrics["cross_validation"]
+    assert cv["computed"] is True
+    for split in ("by_question", "by_reason"):
+        assert cv[split]["n"] == 36 and len(cv[split]["fold_accuracies"]) == 5
+        assert 0.0 <= cv[split]["accuracy"] <= 1.0
+
+
+@pytest.fixture(scope="module")
+def tiny_masked_folder(tmp_path_factory):  # type: ignore[no-untyped-def]
+    from tests.evaluation.tiny_models import build_tiny_masked  # the model side's builder
+
+    return build_tiny_masked(tmp_path_factory.mktemp("tiny-bert"))
+
+
+def test_masked_lm_pseudo_log_likelihood_runs_through_wsc_winowhy_and_comve(tmp_path, tiny_masked_folder):
+    wsc = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_wsc_release(tmp_path / "wsc")), method="pll", model_path=str(tiny_masked_folder)
+        )
+    )
+    assert wsc.model_identity["kind"] == "masked"
+    for line in _lines(wsc):
+        assert line["prediction"] == (1 if line["scores"][1] > line["scores"][0] else 0)
+    why = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_winowhy_release(tmp_path / "why")),
+            method="pll",
+            model_path=str(tiny_masked_folder),
+        )
+    )
+    assert why.metrics["best_threshold"]["n"] == 6
+    comve = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_comve_release(tmp_path / "comve")),
+            method="pll",
+            model_path=str(tiny_masked_folder),
+        )
+    )
+    assert comve.metrics["a"]["n"] == 3 and comve.metrics["b"]["n"] == 2
+
+
+def test_comve_c_explanations_generated_by_a_causal_lm_are_scored_with_bleu(tmp_path, tiny_causal):
+    import csv
+
+    run = evaluation_run(
+        run=evaluation_run_create(
+            release=str(write_comve_release(tmp_path / "r")),
+            method="full",
+            model_path=str(tiny_causal),
+            generate_explanations=True,
+        )
+    )
+    c = run.metrics["c"]
+    assert c["computed"] is True and c["n"] == 2 and "greedy generation" in c["explanations"]
+    rows = list(csv.reader((run.predictions_file.parent / "subtaskC_answers.csv").open(newline="")))
+    assert [r[0] for r in rows] == ["1175", "452"]
+    assert all("\n" not in r[1] for r in rows)
+    assert c["translation_length"] == sum(len(r[1].split()) for r in rows)
+    assert run.progress_done == run.progress_total == 3 + 2 + 2
+
+
+def test_generated_text_is_cut_to_its_first_sentence_on_one_line():
+    from evaluation.generation import tidy_explanation
+
+    assert tidy_explanation(" beds are heavy. And parks\nare big") == "beds are heavy."
+    assert tidy_explanation("a\nb") == "a"
+    assert tidy_explanation("  no   end  ") == "no end"
