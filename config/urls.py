@@ -18,5 +18,9 @@ urlpatterns = [
     path("api/annotation/", include("annotation.api_urls")),
     path("api/", include("datasets.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"),
+        name="api-docs",
+    ),
 ]

@@ -23,3 +23,10 @@ def test_api_docs_render_the_winnow_api_in_the_browser(page, login, researcher):
     page.wait_for_selector(".swagger-ui .info .title")
     assert "Winnow API" in page.inner_text(".swagger-ui .info .title")
     assert page.locator(".opblock").count() > 0
+
+
+def test_api_docs_lead_back_to_winnow(client, researcher):
+    client.force_login(researcher)
+    html = client.get(reverse("api-docs")).content.decode()
+    assert f'href="{reverse("home")}"' in html
+    assert f'href="{reverse("releases:release-list")}"' in html
