@@ -5,6 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import views
 
+admin.site.site_header = "Winnow administration"
+admin.site.site_title = "Winnow admin"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

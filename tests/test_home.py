@@ -117,3 +117,11 @@ def test_top_bar_shows_each_role_its_pages(client, request, role, shown, hidden)
     hrefs = _hrefs(nav.group(0))
     assert shown <= hrefs
     assert not (hidden & hrefs)
+
+
+def test_admin_is_branded_winnow_and_leads_back_to_the_site(client, admin_user):
+    client.force_login(admin_user)
+    html = client.get(ADMIN).content.decode()
+    assert "Winnow administration" in html
+    assert "Django administration" not in html
+    assert 'href="/"' in html  # "View site"
