@@ -28,3 +28,11 @@ def test_campaign_pages_link_back_to_the_campaign_list(client, request, role, ur
         f'class="crumbs"><a href="{reverse("annotation:campaign-list")}">Campaigns</a>'
         in response.content.decode()
     )
+
+
+def test_curator_opens_a_campaign_from_its_name_in_the_list(client, curator):
+    SchemaFactory()
+    campaign_create(name="sw", task="switchability", items="schemas", k=1)
+    client.force_login(curator)
+    html = client.get(reverse("annotation:campaign-list")).content.decode()
+    assert f'<a href="{reverse("annotation:campaign-detail", args=["sw"])}">sw</a>' in html
