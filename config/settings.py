@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "django_htmx",
     "template_partials",
     "datasets",
@@ -136,6 +137,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Items, annotation, releases and evaluations of commonsense-reasoning benchmarks.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: a filesystem broker (no outside server) unless Redis is configured.
