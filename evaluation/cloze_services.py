@@ -1,0 +1,205 @@
+"""Writes of the cloze analysis: run experiments 1 and 2 and record a ClozeRun."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.cloze.candidates import ModelLoadError, load_cloze_model
+from evaluation.cloze.data import PairFileError, read_pairs, statements_of
+from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
+from evaluation.cloze.experiments import SCORES, run_confidence, run_dispersion
+from evaluation.models import ClozeRun, ClozeRunStatus
+
+
+class ClozeError(Exception):
+    """The analysis cannot run; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class ClozeSettings:
+    k: int = 10
+    propose_n: int = 30
+    seed: int = 0
+    max_span_words: int = 3
+    limit: int | None = None  # statements for experiment 1 (None: all)
+    pairs: int | None = 100  # pairs for experiment 2 (None: all)
+    kind: str | None = None  # force "masked" or "causal" for a folder
+
+
+def cloze_source_resolve(*, release: str) -> Path:
+    """The file or folder holding the ComVE subtask-A pairs of ``release``.
+
+    Accepts a ``comve_a.jsonl`` file, a folder holding one (an exported release) or a raw
+    ComVE split folder. NAME@VERSION needs the releases module (DESIGN section 7), which
+    this branch does not have yet.
+    """
+    path = Path(release)
+    if path.exists():
+        return path
+    if "@" in release:
+        raise ClozeError(
+            f"release {release!r}: looking a release up by NAME@VERSION needs the releases module; "
+            "pass the release's folder (with comve_a.jsonl) or a ComVE split folder instead"
+        )
+    raise ClozeError(f"{release}: no such file or folder (and not NAME@VERSION)")
+
+
+def _validate(settings: ClozeSettings) -> None:
+    if settings.k < 2:
+        raise ClozeError("k must be at least 2 (a mixture of two clusters needs two candidates)")
+    if settings.propose_n < settings.k:
+        raise ClozeError("the number of causal proposals must be at least k")
+    for name in ("limit", "pairs"):
+        value = getattr(settings, name)
+        if value is not None and value < 0:
+            raise ClozeError(f"{name} must not be negative")
+    if settings.kind not in (None, "masked", "causal"):
+        raise ClozeError("kind is masked or causal")
+
+
+class _JsonlWriter:
+    """Appends each record as it is computed, so a long run that stops keeps what it did."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = path.open("w", encoding="utf-8")
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def cloze_run(
+    *,
+    release: str,
+    model_path: str,
+    out_dir: str | Path,
+    embeddings: str | None = None,
+    settings: ClozeSettings | None = None,
+    user: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ClozeRun:
+    """Run experiments 2 then 1 (the short one first), write results.json + JSONL files into ``out_dir``, record the run.
+
+    Bad input (source, embeddings file, model, settings) raises ClozeError before anything
+    is written.
+    """
+    settings = settings or ClozeSettings()
+    _validate(settings)
+    source = cloze_source_resolve(release=release)
+    try:
+        pairs = read_pairs(source)
+    except (PairFileError, OSError) as exc:
+        raise ClozeError(str(exc)) from exc
+    try:
+        glove = GloveVectors(embeddings) if embeddings else None
+    except EmbeddingFileError as exc:
+        raise ClozeError(str(exc)) from exc
+    try:
+        model = load_cloze_model(model_path, kind=settings.kind)
+    except ModelLoadError as exc:
+        raise ClozeError(str(exc)) from exc
+    vectors: WordVectors = glove or ModelInputVectors(
+        model.model, model.tokenizer, space_prefix=model.space_marked
+    )
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ClozeError(f"{out}: cannot create the output folder ({exc.strerror})") from exc
+
+    statements = statements_of(pairs)
+    if settings.limit is not None:
+        statements = statements[: settings.limit]
+    chosen_pairs = pairs if settings.pairs is None else pairs[: settings.pairs]
+    run_settings = {**asdict(settings), "source": str(source)}
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=release,
+            model_path=str(model_path),
+            model_kind=model.kind,
+            method=model.method(settings.propose_n),
+            embeddings=vectors.source if glove is None else f"{vectors.source} ({embeddings})",
+            settings=run_settings,
+            out_dir=str(out),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+    started = time.perf_counter()
+    dispersion_file = _JsonlWriter(out / "dispersion.jsonl")
+    confidence_file = _JsonlWriter(out / "confidence.jsonl")
+    try:
+        confidence_records, confidence = run_confidence(
+            chosen_pairs,
+            model,
+            vectors,
+            k=settings.k,
+            propose_n=settings.propose_n,
+            seed=settings.seed,
+            max_span_words=settings.max_span_words,
+            progress=(lambda n, total: progress("confidence", n, total)) if progress else None,
+            on_record=confidence_file,
+        )
+        dispersion_records, dispersion = run_dispersion(
+            statements,
+            model,
+            vectors,
+            k=settings.k,
+            propose_n=settings.propose_n,
+            progress=(lambda n, total: progress("dispersion", n, total)) if progress else None,
+            on_record=dispersion_file,
+        )
+        results: dict[str, Any] = {
+            "run": run.pk,
+            "release": release,
+            "source": str(source),
+            "model": str(model_path),
+            "model_kind": model.kind,
+            "method": run.method,
+            "start_token_id": model.start_token_id if model.kind == "causal" else None,
+            "embeddings": run.embeddings,
+            "settings": run_settings,
+            "dispersion": dispersion,
+            "confidence": confidence,
+            "scores": {
+                name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
+                for name in SCORES
+            },
+            "confidence_scores": {
+                "predicted_right": [
+                    r["confidence_predicted"] for r in confidence_records if r.get("correct")
+                ],
+                "predicted_wrong": [
+                    r["confidence_predicted"]
+                    for r in confidence_records
+                    if r["encoded"] and not r.get("correct")
+                ],
+            },
+            "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+        }
+        results["seconds"] = round(time.perf_counter() - started, 3)
+        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    except Exception as exc:
+        ClozeRun.objects.filter(pk=run.pk).update(
+            status=ClozeRunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        raise
+    finally:
+        dispersion_file.close()
+        confidence_file.close()
+    with transaction.atomic():
+        run.results = results
+        run.status = ClozeRunStatus.DONE
+        run.seconds = results["seconds"]
+        run.finished_at = timezone.now()
+        run.save(update_fields=["results", "status", "seconds", "finished_at"])
+    return run
