@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("datasets/", include("datasets.urls")),
     path("api/", include("datasets.api_urls")),
+    path("cloze/", include("evaluation.urls_cloze")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -6,10 +6,11 @@ a list of whole-word candidates with probabilities, best first.
 - Masked LM: ``left + [MASK] + right``; the vocabulary distribution at the mask,
   restricted to whole-word tokens, top-k (probabilities as the model gives them).
 - Causal LM: the next-token distribution after ``left`` proposes the top-N whole-word
-  tokens; each is put in the gap and the whole sentence is scored
-  (sum of token log-probabilities after an explicit start token); candidates are
-  re-ranked by that score and their probabilities are the softmax of the sentence
-  log-probabilities over the N proposals; top-k kept.
+  tokens; each is put in the gap and the whole sentence is scored (sum of token
+  log-probabilities after an explicit start token; the left context's share is the same
+  for every candidate, so it is computed once and shared through the key/value cache);
+  candidates are re-ranked by that score and their probabilities are the softmax of the
+  sentence log-probabilities over the N proposals; top-k kept.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class ModelLoadError(ValueError):
 class Candidate:
     word: str
     prob: float
-    logprob: float | None = None  # causal: whole-sentence log-probability
+    logprob: float | None = None  # causal: log P(word + right context | left context)
 
 
 @dataclass
@@ -170,21 +171,55 @@ class ClozeModel:
         logp = torch.log_softmax(self._logits(hidden), dim=-1).gather(-1, ids[:, start:, None])[..., 0]
         return [float(logp[row, : len(seq) - start].sum()) for row, seq in enumerate(sequences)]
 
+    def continuation_logprobs(self, left: str, continuations: list[str]) -> tuple[Any, list[float]]:
+        """Next-token log-probabilities after ``left`` and ``log P(continuation | left)`` of each text.
+
+        The left context (after the start token) is run once and its key/value cache is
+        shared by every continuation. ``log P(left + continuation)`` differs from these by
+        ``log P(left)``, the same for every continuation, so the ranking and the softmax
+        over the continuations are those of the whole sentences.
+        """
+        import torch
+
+        left_ids = self._ids(left)
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([left_ids]), use_cache=True, logits_to_keep=1)
+        next_logp = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        if not continuations:
+            return next_logp, []
+        conts = [self.tokenizer(text, add_special_tokens=False)["input_ids"] for text in continuations]
+        if any(not c for c in conts):
+            raise ValueError("empty continuation")
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(len(conts))
+        ids, attention = self._pad(conts)
+        attention = torch.cat([torch.ones((len(conts), len(left_ids)), dtype=torch.long), attention], dim=1)
+        with torch.no_grad():
+            later = self.model(
+                input_ids=ids,
+                attention_mask=attention,
+                past_key_values=cache,
+                use_cache=True,
+                output_hidden_states=True,
+                logits_to_keep=1,
+            )
+        hidden = later.hidden_states[-1][:, :-1]
+        logp = torch.log_softmax(self._logits(hidden), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+        scores = [
+            float(next_logp[c[0]]) + float(logp[row, : len(c) - 1].sum()) for row, c in enumerate(conts)
+        ]
+        return next_logp, scores
+
     def _fill_causal(self, gaps: list[tuple[str, str]], k: int, propose_n: int) -> list[list[Candidate]]:
         import torch
 
         if self.start_token_id is None:
             raise ModelLoadError(f"{self.name}: a causal LM needs a start token (BOS or EOS)")
-        lefts = [left.rstrip() for left, _ in gaps]
-        sequences = [self._ids(left) for left in lefts]
-        ids, attention = self._pad(sequences)
-        hidden = self._hidden(ids, attention)
-        last = torch.stack([hidden[row, len(seq) - 1] for row, seq in enumerate(sequences)])
-        logits = self._logits(last)
         result = []
-        for row, (left, right) in enumerate(gaps):
-            needs_space = bool(left.strip())
-            next_logp = torch.log_softmax(logits[row], dim=-1)
+        for left, right in gaps:
+            stem = left.rstrip()
+            needs_space = bool(stem)
+            next_logp, _ = self.continuation_logprobs(stem, [])
             allowed = self._allowed(needs_space=needs_space)
             next_logp = torch.where(
                 allowed[: next_logp.shape[0]], next_logp, torch.full_like(next_logp, -1e9)
@@ -192,8 +227,8 @@ class ClozeModel:
             top = torch.topk(next_logp, k=min(propose_n, int(allowed.sum())))
             words = [self.vocab[int(i)][0] for i in top.indices]
             joiner = " " if needs_space else ""
-            texts = [lefts[row] + joiner + w + right for w in words]
-            scores = torch.tensor(self.sentence_logprobs(texts, skip_shared_prefix=True), dtype=torch.float64)
+            _, raw = self.continuation_logprobs(stem, [joiner + w + right for w in words])
+            scores = torch.tensor(raw, dtype=torch.float64)
             probs = torch.softmax(scores, dim=0)
             order = torch.argsort(scores, descending=True)[:k]
             result.append(
