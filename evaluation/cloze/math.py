@@ -114,7 +114,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     return float((da * db).sum() / denominator)
 
 
-def gaussian_kde(values: Sequence[float], grid: Sequence[float]) -> list[float]:
+def gaussian_kde(values: Sequence[float], grid: Sequence[float] | Vector) -> list[float]:
     """Gaussian kernel density of ``values`` on ``grid``, Scott's bandwidth (as scipy's)."""
     v = np.asarray(values, dtype=np.float64)
     g = np.asarray(grid, dtype=np.float64)
