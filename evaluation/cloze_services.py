@@ -92,7 +92,8 @@ def cloze_run(
     """Run experiments 2 then 1 (the short one first), write results.json + JSONL files into ``out_dir``, record the run.
 
     Bad input (source, embeddings file, model, settings) raises ClozeError before anything
-    is written.
+    is written. An interrupt (Ctrl-C, or SIGTERM through the command) stops the
+    experiment in progress; what was done is summarised and marked ``interrupted``.
     """
     settings = settings or ClozeSettings()
     _validate(settings)
@@ -150,7 +151,7 @@ def cloze_run(
             on_record=confidence_file,
         )
         dispersion_records, dispersion = run_dispersion(
-            statements,
+            [] if confidence["interrupted"] else statements,
             model,
             vectors,
             k=settings.k,
@@ -185,6 +186,7 @@ def cloze_run(
                 ],
             },
             "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+            "interrupted": bool(confidence["interrupted"] or dispersion["interrupted"]),
         }
         results["seconds"] = round(time.perf_counter() - started, 3)
         (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")

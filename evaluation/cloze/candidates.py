@@ -41,6 +41,9 @@ class ClozeModel:
     kind: str
     start_token_id: int | None = None
     name: str = ""
+    # Causal re-ranking through the left context's key/value cache (False: score every
+    # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
+    share_prefix: bool = True
     _vocab: list[tuple[str, bool, bool]] = field(default_factory=list, repr=False)
 
     @property
@@ -227,7 +230,10 @@ class ClozeModel:
             top = torch.topk(next_logp, k=min(propose_n, int(allowed.sum())))
             words = [self.vocab[int(i)][0] for i in top.indices]
             joiner = " " if needs_space else ""
-            _, raw = self.continuation_logprobs(stem, [joiner + w + right for w in words])
+            if self.share_prefix:
+                _, raw = self.continuation_logprobs(stem, [joiner + w + right for w in words])
+            else:
+                raw = self.sentence_logprobs([stem + joiner + w + right for w in words])
             scores = torch.tensor(raw, dtype=torch.float64)
             probs = torch.softmax(scores, dim=0)
             order = torch.argsort(scores, descending=True)[:k]

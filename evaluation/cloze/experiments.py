@@ -152,13 +152,19 @@ def run_dispersion(
     items = list(statements)
     started = time.perf_counter()
     records = []
-    for n, statement in enumerate(items, start=1):
-        records.append(dispersion_statement(statement, model, vectors, k=k, propose_n=propose_n))
-        if on_record:
-            on_record(records[-1])
-        if progress:
-            progress(n, len(items))
+    interrupted = False
+    try:
+        for n, statement in enumerate(items, start=1):
+            records.append(dispersion_statement(statement, model, vectors, k=k, propose_n=propose_n))
+            if on_record:
+                on_record(records[-1])
+            if progress:
+                progress(n, len(items))
+    except KeyboardInterrupt:
+        interrupted = True  # stopped by hand: keep what was done, say so
     summary = dispersion_summary(records)
+    summary["requested"] = len(items)
+    summary["interrupted"] = interrupted
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["statements_per_second"] = (
         round(len(items) / summary["seconds"], 4) if summary["seconds"] > 0 else None
@@ -268,16 +274,22 @@ def run_confidence(
     items = list(pairs)
     started = time.perf_counter()
     records = []
-    for n, pair in enumerate(items, start=1):
-        records.append(
-            confidence_pair(
-                pair, model, vectors, k=k, propose_n=propose_n, seed=seed, max_span_words=max_span_words
+    interrupted = False
+    try:
+        for n, pair in enumerate(items, start=1):
+            records.append(
+                confidence_pair(
+                    pair, model, vectors, k=k, propose_n=propose_n, seed=seed, max_span_words=max_span_words
+                )
             )
-        )
-        if on_record:
-            on_record(records[-1])
-        if progress:
-            progress(n, len(items))
+            if on_record:
+                on_record(records[-1])
+            if progress:
+                progress(n, len(items))
+    except KeyboardInterrupt:
+        interrupted = True
     summary = confidence_summary(records)
+    summary["requested"] = len(items)
+    summary["interrupted"] = interrupted
     summary["seconds"] = round(time.perf_counter() - started, 3)
     return records, summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -66,6 +67,11 @@ class Command(BaseCommand):
         )
         verbose = options["verbosity"] >= 2
 
+        def stop(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt  # the experiments keep what they did (results marked interrupted)
+
+        signal.signal(signal.SIGTERM, stop)
+
         def progress(stage: str, n: int, total: int) -> None:
             if verbose or n == total or n % 50 == 0:
                 sys.stderr.write(f"{stage}: {n}/{total}\n")
@@ -92,4 +98,9 @@ class Command(BaseCommand):
             f"experiment 2: {c['correct']} of {c['encoded']} encoded pairs right "
             f"({c['encoded']} of {c['pairs']} encoded), accuracy {c['accuracy']}"
         )
+        if run.results.get("interrupted"):
+            self.stdout.write(
+                f"interrupted: {d['statements']} of {d['requested']} statements, "
+                f"{c['pairs']} of {c['requested']} pairs done"
+            )
         self.stdout.write(f"written to {run.out_dir}")
