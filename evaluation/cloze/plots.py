@@ -31,13 +31,23 @@ def violin_svg(
         lo, hi = lo - 0.5, hi + 0.5
     pad = (hi - lo) * 0.05
     lo, hi = lo - pad, hi + pad
-    grid = np.linspace(lo, hi, points)
+
+    def grid_of(values: Sequence[float]) -> np.ndarray:
+        # each violin spans its own data (no tails drawn past the smallest and largest value)
+        if not len(values):
+            return np.linspace(lo, hi, points)
+        return np.linspace(min(values), max(values), points)
+
+    grids = [grid_of(values) for _, values in series]
 
     def y(value: float) -> float:
         return margin_top + plot_h * (1 - (value - lo) / (hi - lo))
 
     slot = (width - margin_left) / max(len(series), 1)
-    densities = [gaussian_kde(values, grid) if len(values) else [0.0] * points for _, values in series]
+    densities = [
+        gaussian_kde(values, grid) if len(values) else [0.0] * points
+        for (_, values), grid in zip(series, grids, strict=True)
+    ]
     peak = max((max(d) for d in densities), default=1.0) or 1.0
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
@@ -54,7 +64,7 @@ def violin_svg(
             f'<line x1="{margin_left}" x2="{width}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#ddd"/>'
             f'<text x="{margin_left - 6}" y="{ty + 4:.1f}" text-anchor="end" font-size="11">{tick:.2f}</text>'
         )
-    for index, ((label, values), density) in enumerate(zip(series, densities, strict=True)):
+    for index, ((label, values), density, grid) in enumerate(zip(series, densities, grids, strict=True)):
         cx = margin_left + slot * (index + 0.5)
         half = slot * 0.42
         right = [(cx + half * d / peak, y(float(g))) for g, d in zip(grid, density, strict=True)]

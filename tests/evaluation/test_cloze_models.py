@@ -206,3 +206,22 @@ def test_a_bad_pair_file_names_the_line_and_field(tmp_path):
     release.write_text('{"sent0": "a"}\n')
     with pytest.raises(PairFileError, match="line 1: field sent0/sent1"):
         read_pairs(release)
+
+
+def test_a_run_stopped_by_hand_keeps_and_summarises_what_it_did(masked):
+    from evaluation.cloze.experiments import run_dispersion
+
+    vectors = ModelInputVectors(masked.model, masked.tokenizer, space_prefix=False)
+    kept = []
+
+    def stop_after_two(n, total):
+        if n == 2:
+            raise KeyboardInterrupt
+
+    statements = [Statement(str(i), text) for i, text in enumerate(CORPUS[:5])]
+    records, summary = run_dispersion(
+        statements, masked, vectors, k=3, progress=stop_after_two, on_record=kept.append
+    )
+    assert [r["id"] for r in records] == ["0", "1"] == [r["id"] for r in kept]
+    assert summary["interrupted"] is True
+    assert summary["statements"] == 2 and summary["requested"] == 5
