@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -37,16 +38,21 @@ class ClozeSettings:
 def cloze_source_resolve(*, release: str) -> Path:
     """The file or folder holding the ComVE subtask-A pairs of ``release``.
 
-    Accepts a ``comve_a.jsonl`` file, a folder holding one (an exported release) or a raw
-    ComVE split folder. NAME@VERSION needs the releases module (DESIGN section 7), which
-    this branch does not have yet.
+    ``NAME@VERSION`` is an exported release folder ``MEDIA_ROOT/releases/NAME/VERSION``
+    (holding ``comve_a.jsonl``; the lookup of published release rows comes with the
+    releases module). Also accepted: a ``comve_a.jsonl`` file, a folder holding one,
+    or a raw ComVE split folder.
     """
     path = Path(release)
     if path.exists():
         return path
-    if "@" in release:
+    name, at, version = release.partition("@")
+    if at and name and version and "/" not in name and "/" not in version:
+        folder = Path(django_settings.MEDIA_ROOT) / "releases" / name / version
+        if folder.is_dir():
+            return folder
         raise ClozeError(
-            f"release {release!r}: looking a release up by NAME@VERSION needs the releases module; "
+            f"release {release}: no exported release folder at {folder}; "
             "pass the release's folder (with comve_a.jsonl) or a ComVE split folder instead"
         )
     raise ClozeError(f"{release}: no such file or folder (and not NAME@VERSION)")

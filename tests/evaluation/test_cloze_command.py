@@ -146,11 +146,36 @@ def test_cloze_reads_a_release_folder_with_comve_a_jsonl(masked_path, tmp_path):
 
 
 @pytest.mark.django_db
+def test_cloze_finds_name_at_version_under_the_exported_releases(masked_path, tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = tmp_path / "media" / "releases" / "comve" / "1.0.0"
+    folder.mkdir(parents=True)
+    (folder / "comve_a.jsonl").write_text(
+        "".join(
+            json.dumps({"answer": f, "id": i, "sent0": a, "sent1": b}, sort_keys=True) + "\n"
+            for i, a, b, f in PAIRS
+        )
+    )
+    run = cloze_run(
+        release="comve@1.0.0",
+        model_path=str(masked_path),
+        out_dir=tmp_path / "out",
+        settings=ClozeSettings(k=3, limit=1, pairs=2),
+    )
+    assert run.release == "comve@1.0.0"
+    assert run.results["source"] == str(folder)
+    assert [r["false_index"] for r in map(json.loads, (tmp_path / "out" / "confidence.jsonl").open())] == [
+        0,
+        0,
+    ]
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         ({"model": "/nonexistent/model"}, "no such file or folder"),
-        ({"release": "comve@1.0"}, "NAME@VERSION needs the releases module"),
+        ({"release": "comve@1.0"}, "no exported release folder at"),
         ({"embeddings": "BAD"}, "line 1: not a number"),
         ({"k": 1}, "k must be at least 2"),
     ],

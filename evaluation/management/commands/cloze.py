@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--release",
             required=True,
-            help="NAME@VERSION of a release (needs the releases module); meanwhile also a file "
+            help="NAME@VERSION of an exported release (MEDIA_ROOT/releases/NAME/VERSION; published "
+            "release rows are looked up once the releases module is merged); until then also a file "
             "comve_a.jsonl, a folder holding one, or a raw ComVE split folder such as "
             "../shared/data/comve/train (subtaskA_*data*.csv + subtaskA_*answer*.csv)",
         )
