@@ -31,6 +31,7 @@ class ClozeSettings:
     seed: int = 0
     max_span_words: int = 3
     limit: int | None = None  # statements for experiment 1 (None: all)
+    offset: int = 0  # experiment 1 starts at this statement (to split a long run)
     pairs: int | None = 100  # pairs for experiment 2 (None: all)
     kind: str | None = None  # force "masked" or "causal" for a folder
 
@@ -63,7 +64,7 @@ def _validate(settings: ClozeSettings) -> None:
         raise ClozeError("k must be at least 2 (a mixture of two clusters needs two candidates)")
     if settings.propose_n < settings.k:
         raise ClozeError("the number of causal proposals must be at least k")
-    for name in ("limit", "pairs"):
+    for name in ("limit", "pairs", "offset"):
         value = getattr(settings, name)
         if value is not None and value < 0:
             raise ClozeError(f"{name} must not be negative")
@@ -125,7 +126,7 @@ def cloze_run(
     except OSError as exc:
         raise ClozeError(f"{out}: cannot create the output folder ({exc.strerror})") from exc
 
-    statements = statements_of(pairs)
+    statements = statements_of(pairs)[settings.offset :]
     if settings.limit is not None:
         statements = statements[: settings.limit]
     chosen_pairs = pairs if settings.pairs is None else pairs[: settings.pairs]
@@ -210,4 +211,119 @@ def cloze_run(
         run.seconds = results["seconds"]
         run.finished_at = timezone.now()
         run.save(update_fields=["results", "status", "seconds", "finished_at"])
+    return run
+
+
+def _read_part(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    try:
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        dispersion = [
+            json.loads(x) for x in (folder / "dispersion.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        confidence = [
+            json.loads(x) for x in (folder / "confidence.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+    except (OSError, ValueError) as exc:
+        raise ClozeError(f"{folder}: not a finished cloze output folder ({exc})") from exc
+    return results, dispersion, confidence
+
+
+SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source")
+SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words")
+
+
+def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user: Any = None) -> ClozeRun:
+    """One run from the output folders of runs of the same model and settings on parts of the data.
+
+    Statements and pairs are taken in the order of the parts; one already taken (same id)
+    is not counted twice. The summaries are computed again over the union.
+    """
+    from evaluation.cloze.experiments import confidence_summary, dispersion_summary
+
+    if len(parts) < 2:
+        raise ClozeError("combine needs at least two output folders")
+    read = [(Path(p), *_read_part(Path(p))) for p in parts]
+    first = read[0][1]
+    for folder, results, _, _ in read[1:]:
+        for key in SAME_IN_EVERY_PART:
+            if results.get(key) != first.get(key):
+                raise ClozeError(f"{folder}: {key} differs from {read[0][0]} ({results.get(key)!r})")
+        for key in SAME_SETTINGS:
+            if results["settings"].get(key) != first["settings"].get(key):
+                raise ClozeError(f"{folder}: setting {key} differs from {read[0][0]}")
+    dispersion_records: list[dict[str, Any]] = []
+    confidence_records: list[dict[str, Any]] = []
+    seen_statements: set[str] = set()
+    seen_pairs: set[str] = set()
+    for _, _, part_dispersion, part_confidence in read:
+        for record in part_dispersion:
+            if record["id"] not in seen_statements:
+                seen_statements.add(record["id"])
+                dispersion_records.append(record)
+        for record in part_confidence:
+            if record["id"] not in seen_pairs:
+                seen_pairs.add(record["id"])
+                confidence_records.append(record)
+    dispersion = dispersion_summary(dispersion_records)
+    dispersion["seconds"] = round(sum(r["dispersion"].get("seconds", 0) for _, r, _, _ in read), 3)
+    dispersion["statements_per_second"] = (
+        round(len(dispersion_records) / dispersion["seconds"], 4) if dispersion["seconds"] else None
+    )
+    dispersion["requested"] = sum(r["dispersion"].get("requested", 0) for _, r, _, _ in read)
+    dispersion["interrupted"] = any(r["dispersion"].get("interrupted") for _, r, _, _ in read)
+    confidence = confidence_summary(confidence_records)
+    confidence["seconds"] = round(sum(r["confidence"].get("seconds", 0) for _, r, _, _ in read), 3)
+    confidence["requested"] = sum(r["confidence"].get("requested", 0) for _, r, _, _ in read)
+    confidence["interrupted"] = any(r["confidence"].get("interrupted") for _, r, _, _ in read)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        **first["settings"],
+        "parts": [{"folder": str(f), "settings": r["settings"]} for f, r, _, _ in read],
+    }
+    results = {
+        **{key: first.get(key) for key in SAME_IN_EVERY_PART},
+        "release": first.get("release"),
+        "start_token_id": first.get("start_token_id"),
+        "settings": settings,
+        "dispersion": dispersion,
+        "confidence": confidence,
+        "scores": {
+            name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
+            for name in SCORES
+        },
+        "confidence_scores": {
+            "predicted_right": [r["confidence_predicted"] for r in confidence_records if r.get("correct")],
+            "predicted_wrong": [
+                r["confidence_predicted"] for r in confidence_records if r["encoded"] and not r.get("correct")
+            ],
+        },
+        "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+        "interrupted": dispersion["interrupted"] or confidence["interrupted"],
+        "seconds": round(sum(r.get("seconds", 0) for _, r, _, _ in read), 3),
+        "combined_from": [str(f) for f, _, _, _ in read],
+    }
+    for name, records in (("dispersion.jsonl", dispersion_records), ("confidence.jsonl", confidence_records)):
+        writer = _JsonlWriter(out / name)
+        for record in records:
+            writer(record)
+        writer.close()
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=str(first.get("release")),
+            model_path=str(first.get("model")),
+            model_kind=str(first.get("model_kind")),
+            method=str(first.get("method")),
+            embeddings=str(first.get("embeddings")),
+            settings=settings,
+            out_dir=str(out),
+            status=ClozeRunStatus.DONE,
+            seconds=results["seconds"],
+            finished_at=timezone.now(),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        results["run"] = run.pk
+        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+        run.results = results
+        run.save(update_fields=["results"])
     return run

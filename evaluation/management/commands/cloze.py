@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_run
+from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_results_combine, cloze_run
 
 
 class Command(BaseCommand):
@@ -22,18 +22,27 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--release",
-            required=True,
             help="NAME@VERSION of an exported release (MEDIA_ROOT/releases/NAME/VERSION; published "
             "release rows are looked up once the releases module is merged); until then also a file "
             "comve_a.jsonl, a folder holding one, or a raw ComVE split folder such as "
             "../shared/data/comve/train (subtaskA_*data*.csv + subtaskA_*answer*.csv)",
         )
-        parser.add_argument("--model", required=True, help="local Hugging Face folder or .gguf file")
+        parser.add_argument("--model", help="local Hugging Face folder or .gguf file")
         parser.add_argument(
             "--embeddings",
             help="GloVe-format text file of word vectors (default: the model's input embeddings)",
         )
         parser.add_argument("--limit", type=int, help="statements for experiment 1 (default: all)")
+        parser.add_argument(
+            "--offset", type=int, default=0, help="experiment 1 starts at this statement (default 0)"
+        )
+        parser.add_argument(
+            "--combine",
+            nargs="+",
+            metavar="DIR",
+            help="instead of running: combine the output folders of runs of the same model and "
+            "settings on parts of the data (e.g. --offset 0 and --offset 500) into --out",
+        )
         parser.add_argument("--pairs", type=int, default=100, help="pairs for experiment 2 (default 100)")
         parser.add_argument(
             "--k", type=int, default=10, help="replacements kept per masked word (default 10)"
@@ -53,6 +62,15 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="output folder")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["combine"]:
+            try:
+                run = cloze_results_combine(parts=options["combine"], out_dir=options["out"])
+            except ClozeError as exc:
+                raise CommandError(str(exc)) from exc
+            self._report(run)
+            return
+        if not options["release"] or not options["model"]:
+            raise CommandError("--release and --model are required (unless --combine)")
         if options["threads"]:
             import torch
 
@@ -63,6 +81,7 @@ class Command(BaseCommand):
             seed=options["seed"],
             max_span_words=options["max_span"],
             limit=options["limit"],
+            offset=options["offset"],
             pairs=options["pairs"],
             kind=options["kind"],
         )
@@ -88,6 +107,9 @@ class Command(BaseCommand):
             )
         except ClozeError as exc:
             raise CommandError(str(exc)) from exc
+        self._report(run)
+
+    def _report(self, run: Any) -> None:
         d, c = run.results["dispersion"], run.results["confidence"]
         self.stdout.write(f"cloze run #{run.pk}: {run.method}; vectors: {run.embeddings}")
         self.stdout.write(
