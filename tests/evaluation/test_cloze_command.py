@@ -251,3 +251,61 @@ def test_anonymous_users_are_sent_to_login(client, finished_run):
 def test_an_unknown_run_is_not_found(client, researcher):
     client.force_login(researcher)
     assert client.get(reverse("cloze:run-detail", args=[999])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split, tmp_path):
+    def run(out, **options):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=str(masked_path),
+            k=3,
+            out=str(tmp_path / out),
+            verbosity=0,
+            **options,
+        )
+        return json.loads((tmp_path / out / "results.json").read_text())
+
+    whole = run("whole", limit=6, pairs=3)
+    run("a", limit=4, pairs=3)
+    part_b = run("b", offset=3, limit=3, pairs=0)  # overlaps statement 3 with part a
+    assert [r["id"] for r in _read_jsonl(tmp_path / "b" / "dispersion.jsonl")] == ["1/1", "2/0", "2/1"]
+    assert part_b["settings"]["offset"] == 3
+    call_command(
+        "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
+    )
+    combined = json.loads((tmp_path / "c" / "results.json").read_text())
+    assert _read_jsonl(tmp_path / "c" / "dispersion.jsonl") == _read_jsonl(
+        tmp_path / "whole" / "dispersion.jsonl"
+    )
+    for key in (
+        "mean",
+        "pearson_accuracy_precision_uniform",
+        "pearson_accuracy_precision_weighted",
+        "statements",
+    ):
+        assert combined["dispersion"][key] == whole["dispersion"][key]
+    assert combined["confidence"]["correct"] == whole["confidence"]["correct"]
+    assert combined["combined_from"] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert ClozeRun.objects.filter(pk=combined["run"], status=ClozeRunStatus.DONE).exists()
+
+
+@pytest.mark.django_db
+def test_runs_of_different_settings_are_not_combined(masked_path, split, tmp_path):
+    for out, k in (("a", 3), ("b", 4)):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=str(masked_path),
+            k=k,
+            limit=1,
+            pairs=0,
+            out=str(tmp_path / out),
+            verbosity=0,
+        )
+    with pytest.raises(CommandError, match="setting k differs"):
+        call_command(
+            "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
+        )
+    assert not (tmp_path / "c").exists()
