@@ -45,11 +45,15 @@ class ClozeModel:
     # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
     share_prefix: bool = True
     _vocab: list[tuple[str, bool, bool]] = field(default_factory=list, repr=False)
+    _space_marked: bool | None = field(default=None, repr=False)
+    _allowed_cache: dict[bool, Any] = field(default_factory=dict, repr=False)
 
     @property
     def space_marked(self) -> bool:
         """Does the tokeniser mark word starts with a space (BPE/SentencePiece) rather than ``##``?"""
-        return any(flag for _, flag, ok in self.vocab if ok)
+        if self._space_marked is None:
+            self._space_marked = any(flag for _, flag, ok in self.vocab if ok)
+        return self._space_marked
 
     @property
     def vocab(self) -> list[tuple[str, bool, bool]]:
@@ -88,10 +92,14 @@ class ClozeModel:
 
     # -- masked -------------------------------------------------------------------------
     def _allowed(self, needs_space: bool) -> Any:
+        """Mask of the token ids that can be a candidate word (computed once per case)."""
         import torch
 
-        flags = [ok and (not self.space_marked or space == needs_space) for _, space, ok in self.vocab]
-        return torch.tensor(flags, dtype=torch.bool)
+        if needs_space not in self._allowed_cache:
+            marked = self.space_marked
+            flags = [ok and (not marked or space == needs_space) for _, space, ok in self.vocab]
+            self._allowed_cache[needs_space] = torch.tensor(flags, dtype=torch.bool)
+        return self._allowed_cache[needs_space]
 
     def _fill_masked(self, gaps: list[tuple[str, str]], k: int) -> list[list[Candidate]]:
         import torch
