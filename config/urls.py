@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/annotation/", include("annotation.api_urls")),
     path("api/", include("datasets.api_urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("cloze/", include("evaluation.urls_cloze")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",

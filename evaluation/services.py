@@ -58,7 +58,7 @@ def release_locate(spec: str) -> release_data.ReleaseFolder:
         raise EvaluationError("no release given: pass NAME@VERSION or the folder of an exported release")
     path = Path(spec).expanduser()
     if not path.is_dir() and "@" in spec:
-        path = _published_release_folder(spec)
+        path = release_folder_published(spec)
     elif not path.is_dir():
         raise EvaluationError(f"release {spec!r}: no such folder and not NAME@VERSION")
     try:
@@ -67,7 +67,8 @@ def release_locate(spec: str) -> release_data.ReleaseFolder:
         raise EvaluationError(str(exc)) from exc
 
 
-def _published_release_folder(spec: str) -> Path:
+def release_folder_published(spec: str) -> Path:
+    """The folder of the published release ``NAME@VERSION``, once every file matches its manifest."""
     from datasets.models import Release, ReleaseStatus
     from datasets.releases.errors import ReleaseIntegrityError
     from datasets.releases.selectors import release_file_verified_path

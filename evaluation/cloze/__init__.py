@@ -1,0 +1,7 @@
+"""Cloze-test analysis of a language model (Qasemi et al.; DESIGN section 8).
+
+``text`` splits statements into words and finds the differing span of a pair, ``math``
+holds the equations (no Django, no torch), ``candidates`` asks a masked or causal model
+for replacements, ``embeddings`` gives word vectors, ``experiments`` runs experiments 1
+(dispersion) and 2 (confidence) and ``plots`` draws the violin plot as SVG.
+"""

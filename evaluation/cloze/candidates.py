@@ -1,0 +1,300 @@
+"""Replacement proposals for a gap in a statement, from a masked or a causal model.
+
+A *gap* is ``(left, right)``: the text before and after the masked word. The answer is
+a list of whole-word candidates with probabilities, best first.
+
+- Masked LM: ``left + [MASK] + right``; the vocabulary distribution at the mask,
+  restricted to whole-word tokens, top-k (probabilities as the model gives them).
+- Causal LM: the next-token distribution after ``left`` proposes the top-N whole-word
+  tokens; each is put in the gap and the whole sentence is scored (sum of token
+  log-probabilities after an explicit start token; the left context's share is the same
+  for every candidate, so it is computed once and shared through the key/value cache);
+  candidates are re-ranked by that score and their probabilities are the softmax of the
+  sentence log-probabilities over the N proposals; top-k kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MASKED = "masked"
+CAUSAL = "causal"
+
+
+class ModelLoadError(ValueError):
+    """The model path cannot be loaded (message says why)."""
+
+
+@dataclass
+class Candidate:
+    word: str
+    prob: float
+    logprob: float | None = None  # causal: log P(word + right context | left context)
+
+
+@dataclass
+class ClozeModel:
+    model: Any
+    tokenizer: Any
+    kind: str
+    start_token_id: int | None = None
+    name: str = ""
+    # Causal re-ranking through the left context's key/value cache (False: score every
+    # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
+    share_prefix: bool = True
+    _vocab: list[tuple[str, bool, bool]] = field(default_factory=list, repr=False)
+    _space_marked: bool | None = field(default=None, repr=False)
+    _allowed_cache: dict[bool, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def space_marked(self) -> bool:
+        """Does the tokeniser mark word starts with a space (BPE/SentencePiece) rather than ``##``?"""
+        if self._space_marked is None:
+            self._space_marked = any(flag for _, flag, ok in self.vocab if ok)
+        return self._space_marked
+
+    @property
+    def vocab(self) -> list[tuple[str, bool, bool]]:
+        """Per token id: (word, starts with a space, is a whole alphabetic word)."""
+        if not self._vocab:
+            special = set(self.tokenizer.all_special_ids)
+            tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+            for i, token in enumerate(tokens):
+                text = self.tokenizer.decode([i]) if token is not None else ""
+                word = text.strip()
+                ok = (
+                    i not in special
+                    and token is not None
+                    and not token.startswith("##")
+                    and word.isalpha()
+                    and word.isascii()
+                )
+                self._vocab.append((word, text.startswith(" "), ok))
+        return self._vocab
+
+    def method(self, propose_n: int) -> str:
+        if self.kind == MASKED:
+            return "masked LM: top-k whole-word tokens at the mask"
+        return (
+            f"causal LM: top-{propose_n} whole-word next tokens after the left context, "
+            "re-ranked by the probability of the whole sentence"
+        )
+
+    def fill(self, gaps: list[tuple[str, str]], *, k: int, propose_n: int = 30) -> list[list[Candidate]]:
+        """Top-k candidates for each gap."""
+        if not gaps:
+            return []
+        if self.kind == MASKED:
+            return self._fill_masked(gaps, k)
+        return self._fill_causal(gaps, k, propose_n)
+
+    # -- masked -------------------------------------------------------------------------
+    def _allowed(self, needs_space: bool) -> Any:
+        """Mask of the token ids that can be a candidate word (computed once per case)."""
+        import torch
+
+        if needs_space not in self._allowed_cache:
+            marked = self.space_marked
+            flags = [ok and (not marked or space == needs_space) for _, space, ok in self.vocab]
+            self._allowed_cache[needs_space] = torch.tensor(flags, dtype=torch.bool)
+        return self._allowed_cache[needs_space]
+
+    def _fill_masked(self, gaps: list[tuple[str, str]], k: int) -> list[list[Candidate]]:
+        import torch
+
+        mask = self.tokenizer.mask_token
+        if mask is None:
+            raise ModelLoadError(f"{self.name}: a masked LM needs a tokenizer with a mask token")
+        texts = [left + mask + right for left, right in gaps]
+        batch = self.tokenizer(texts, return_tensors="pt", padding=True)
+        with torch.no_grad():
+            logits = self.model(**batch).logits
+        result = []
+        for row, (left, _right) in enumerate(gaps):
+            positions = (batch["input_ids"][row] == self.tokenizer.mask_token_id).nonzero()
+            probs = torch.softmax(logits[row, int(positions[0, 0])].float(), dim=-1)
+            allowed = self._allowed(needs_space=bool(left) and left[-1].isspace())
+            probs = torch.where(allowed[: probs.shape[0]], probs, torch.zeros_like(probs))
+            top = torch.topk(probs, k=min(k, int(allowed.sum())))
+            result.append(
+                [
+                    Candidate(self.vocab[int(i)][0], float(p))
+                    for p, i in zip(top.values, top.indices, strict=True)
+                    if float(p) > 0
+                ]
+            )
+        return result
+
+    # -- causal -------------------------------------------------------------------------
+    def _ids(self, text: str) -> list[int]:
+        ids: list[int] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return ([self.start_token_id] if self.start_token_id is not None else []) + ids
+
+    def _pad(self, sequences: list[list[int]]) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(s) for s in sequences)
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.start_token_id if self.start_token_id is not None else 0
+        ids = torch.full((len(sequences), width), int(pad), dtype=torch.long)
+        attention = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            attention[row, : len(seq)] = 1
+        return ids, attention
+
+    def _hidden(self, ids: Any, attention: Any) -> Any:
+        """Last hidden states (the LM head is applied only where a log-probability is needed)."""
+        import torch
+
+        with torch.no_grad():
+            out = self.model(
+                input_ids=ids, attention_mask=attention, output_hidden_states=True, logits_to_keep=1
+            )
+        return out.hidden_states[-1]
+
+    def _logits(self, hidden: Any) -> Any:
+        import torch
+
+        with torch.no_grad():
+            return self.model.get_output_embeddings()(hidden).float()
+
+    def sentence_logprobs(self, texts: list[str], *, skip_shared_prefix: bool = False) -> list[float]:
+        """Sum of the log-probabilities of the tokens after the start token.
+
+        With ``skip_shared_prefix`` the tokens that every text shares at its start are
+        not counted: that is the same constant for every text, so rankings and the
+        softmax over the texts are unchanged, and the LM head runs on fewer positions.
+        """
+        import torch
+
+        sequences = [self._ids(t) for t in texts]
+        start = 1
+        if skip_shared_prefix and len(sequences) > 1:
+            shortest = min(len(s) for s in sequences)
+            while start < shortest - 1 and len({s[start] for s in sequences}) == 1:
+                start += 1
+        ids, attention = self._pad(sequences)
+        hidden = self._hidden(ids, attention)[:, start - 1 : -1]
+        logp = torch.log_softmax(self._logits(hidden), dim=-1).gather(-1, ids[:, start:, None])[..., 0]
+        return [float(logp[row, : len(seq) - start].sum()) for row, seq in enumerate(sequences)]
+
+    def continuation_logprobs(self, left: str, continuations: list[str]) -> tuple[Any, list[float]]:
+        """Next-token log-probabilities after ``left`` and ``log P(continuation | left)`` of each text.
+
+        The left context (after the start token) is run once and its key/value cache is
+        shared by every continuation. ``log P(left + continuation)`` differs from these by
+        ``log P(left)``, the same for every continuation, so the ranking and the softmax
+        over the continuations are those of the whole sentences.
+        """
+        import torch
+
+        left_ids = self._ids(left)
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([left_ids]), use_cache=True, logits_to_keep=1)
+        next_logp = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        if not continuations:
+            return next_logp, []
+        conts = [self.tokenizer(text, add_special_tokens=False)["input_ids"] for text in continuations]
+        if any(not c for c in conts):
+            raise ValueError("empty continuation")
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(len(conts))
+        ids, attention = self._pad(conts)
+        attention = torch.cat([torch.ones((len(conts), len(left_ids)), dtype=torch.long), attention], dim=1)
+        with torch.no_grad():
+            later = self.model(
+                input_ids=ids,
+                attention_mask=attention,
+                past_key_values=cache,
+                use_cache=True,
+                output_hidden_states=True,
+                logits_to_keep=1,
+            )
+        hidden = later.hidden_states[-1][:, :-1]
+        logp = torch.log_softmax(self._logits(hidden), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+        scores = [
+            float(next_logp[c[0]]) + float(logp[row, : len(c) - 1].sum()) for row, c in enumerate(conts)
+        ]
+        return next_logp, scores
+
+    def _fill_causal(self, gaps: list[tuple[str, str]], k: int, propose_n: int) -> list[list[Candidate]]:
+        import torch
+
+        if self.start_token_id is None:
+            raise ModelLoadError(f"{self.name}: a causal LM needs a start token (BOS or EOS)")
+        result = []
+        for left, right in gaps:
+            stem = left.rstrip()
+            needs_space = bool(stem)
+            next_logp, _ = self.continuation_logprobs(stem, [])
+            allowed = self._allowed(needs_space=needs_space)
+            next_logp = torch.where(
+                allowed[: next_logp.shape[0]], next_logp, torch.full_like(next_logp, -1e9)
+            )
+            top = torch.topk(next_logp, k=min(propose_n, int(allowed.sum())))
+            words = [self.vocab[int(i)][0] for i in top.indices]
+            joiner = " " if needs_space else ""
+            if self.share_prefix:
+                _, raw = self.continuation_logprobs(stem, [joiner + w + right for w in words])
+            else:
+                raw = self.sentence_logprobs([stem + joiner + w + right for w in words])
+            scores = torch.tensor(raw, dtype=torch.float64)
+            probs = torch.softmax(scores, dim=0)
+            order = torch.argsort(scores, descending=True)[:k]
+            result.append(
+                [Candidate(words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
+            )
+        return result
+
+
+def load_cloze_model(path: str | Path, *, kind: str | None = None) -> ClozeModel:
+    """A local Hugging Face folder or a GGUF file; nothing is fetched.
+
+    GGUF files are causal LMs. A folder is masked when its architecture is ``*ForMaskedLM``
+    (or its tokenizer has a mask token and no architecture is named), else causal.
+    The causal start token is the tokenizer's BOS, or its EOS when it has none.
+    """
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForMaskedLM,
+        AutoTokenizer,
+    )
+
+    path = Path(path)
+    if not path.exists():
+        raise ModelLoadError(f"{path}: no such file or folder")
+    try:
+        if path.is_file():
+            if path.suffix.lower() != ".gguf":
+                raise ModelLoadError(f"{path}: a model is a Hugging Face folder or a .gguf file")
+            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                path.parent, gguf_file=path.name, local_files_only=True
+            )
+            found = CAUSAL
+        else:
+            config = AutoConfig.from_pretrained(path, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            architectures = " ".join(config.architectures or [])
+            if kind is not None:
+                found = kind
+            elif "MaskedLM" in architectures:
+                found = MASKED
+            elif architectures:
+                found = CAUSAL
+            else:
+                found = MASKED if tokenizer.mask_token is not None else CAUSAL
+            loader = AutoModelForMaskedLM if found == MASKED else AutoModelForCausalLM
+            model = loader.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        if isinstance(exc, ModelLoadError):
+            raise
+        raise ModelLoadError(f"{path}: cannot load the model ({exc})") from exc
+    model.eval()
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    return ClozeModel(model=model, tokenizer=tokenizer, kind=found, start_token_id=start, name=str(path))

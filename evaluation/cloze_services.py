@@ -1,0 +1,326 @@
+"""Writes of the cloze analysis: run experiments 1 and 2 and record a ClozeRun."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.cloze.candidates import ModelLoadError, load_cloze_model
+from evaluation.cloze.data import PairFileError, read_pairs, statements_of
+from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
+from evaluation.cloze.experiments import SCORES, run_confidence, run_dispersion
+from evaluation.models import ClozeRun, ClozeRunStatus
+
+
+class ClozeError(Exception):
+    """The analysis cannot run; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class ClozeSettings:
+    k: int = 10
+    propose_n: int = 30
+    seed: int = 0
+    max_span_words: int = 3
+    limit: int | None = None  # statements for experiment 1 (None: all)
+    offset: int = 0  # experiment 1 starts at this statement (to split a long run)
+    pairs: int | None = 100  # pairs for experiment 2 (None: all)
+    kind: str | None = None  # force "masked" or "causal" for a folder
+
+
+def cloze_source_resolve(*, release: str) -> Path:
+    """The file or folder holding the ComVE subtask-A pairs of ``release``.
+
+    ``NAME@VERSION`` is a published release (its files checked against its manifest,
+    as for ``evaluate``). Also accepted: a ``comve_a.jsonl`` file, a folder holding one,
+    or a raw ComVE split folder.
+    """
+    path = Path(release)
+    if path.exists():
+        return path
+    name, at, version = release.partition("@")
+    if at and name and version and "/" not in name and "/" not in version:
+        from evaluation.services import EvaluationError, release_folder_published
+
+        try:
+            return release_folder_published(release)
+        except EvaluationError as exc:
+            raise ClozeError(str(exc)) from exc
+    raise ClozeError(f"{release}: no such file or folder (and not NAME@VERSION)")
+
+
+def _validate(settings: ClozeSettings) -> None:
+    if settings.k < 2:
+        raise ClozeError("k must be at least 2 (a mixture of two clusters needs two candidates)")
+    if settings.propose_n < settings.k:
+        raise ClozeError("the number of causal proposals must be at least k")
+    for name in ("limit", "pairs", "offset"):
+        value = getattr(settings, name)
+        if value is not None and value < 0:
+            raise ClozeError(f"{name} must not be negative")
+    if settings.kind not in (None, "masked", "causal"):
+        raise ClozeError("kind is masked or causal")
+
+
+class _JsonlWriter:
+    """Appends each record as it is computed, so a long run that stops keeps what it did."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = path.open("w", encoding="utf-8")
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def cloze_run(
+    *,
+    release: str,
+    model_path: str,
+    out_dir: str | Path,
+    embeddings: str | None = None,
+    settings: ClozeSettings | None = None,
+    user: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ClozeRun:
+    """Run experiments 2 then 1 (the short one first), write results.json + JSONL files into ``out_dir``, record the run.
+
+    Bad input (source, embeddings file, model, settings) raises ClozeError before anything
+    is written. An interrupt (Ctrl-C, or SIGTERM through the command) stops the
+    experiment in progress; what was done is summarised and marked ``interrupted``.
+    """
+    settings = settings or ClozeSettings()
+    _validate(settings)
+    source = cloze_source_resolve(release=release)
+    try:
+        pairs = read_pairs(source)
+    except (PairFileError, OSError) as exc:
+        raise ClozeError(str(exc)) from exc
+    try:
+        glove = GloveVectors(embeddings) if embeddings else None
+    except EmbeddingFileError as exc:
+        raise ClozeError(str(exc)) from exc
+    try:
+        model = load_cloze_model(model_path, kind=settings.kind)
+    except ModelLoadError as exc:
+        raise ClozeError(str(exc)) from exc
+    vectors: WordVectors = glove or ModelInputVectors(
+        model.model, model.tokenizer, space_prefix=model.space_marked
+    )
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ClozeError(f"{out}: cannot create the output folder ({exc.strerror})") from exc
+
+    statements = statements_of(pairs)[settings.offset :]
+    if settings.limit is not None:
+        statements = statements[: settings.limit]
+    chosen_pairs = pairs if settings.pairs is None else pairs[: settings.pairs]
+    run_settings = {**asdict(settings), "source": str(source)}
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=release,
+            model_path=str(model_path),
+            model_kind=model.kind,
+            method=model.method(settings.propose_n),
+            embeddings=vectors.source if glove is None else f"{vectors.source} ({embeddings})",
+            settings=run_settings,
+            out_dir=str(out),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+    started = time.perf_counter()
+    dispersion_file = _JsonlWriter(out / "dispersion.jsonl")
+    confidence_file = _JsonlWriter(out / "confidence.jsonl")
+    try:
+        confidence_records, confidence = run_confidence(
+            chosen_pairs,
+            model,
+            vectors,
+            k=settings.k,
+            propose_n=settings.propose_n,
+            seed=settings.seed,
+            max_span_words=settings.max_span_words,
+            progress=(lambda n, total: progress("confidence", n, total)) if progress else None,
+            on_record=confidence_file,
+        )
+        dispersion_records, dispersion = run_dispersion(
+            [] if confidence["interrupted"] else statements,
+            model,
+            vectors,
+            k=settings.k,
+            propose_n=settings.propose_n,
+            progress=(lambda n, total: progress("dispersion", n, total)) if progress else None,
+            on_record=dispersion_file,
+        )
+        results: dict[str, Any] = {
+            "run": run.pk,
+            "release": release,
+            "source": str(source),
+            "model": str(model_path),
+            "model_kind": model.kind,
+            "method": run.method,
+            "start_token_id": model.start_token_id if model.kind == "causal" else None,
+            "embeddings": run.embeddings,
+            "settings": run_settings,
+            "dispersion": dispersion,
+            "confidence": confidence,
+            "scores": {
+                name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
+                for name in SCORES
+            },
+            "confidence_scores": {
+                "predicted_right": [
+                    r["confidence_predicted"] for r in confidence_records if r.get("correct")
+                ],
+                "predicted_wrong": [
+                    r["confidence_predicted"]
+                    for r in confidence_records
+                    if r["encoded"] and not r.get("correct")
+                ],
+            },
+            "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+            "interrupted": bool(confidence["interrupted"] or dispersion["interrupted"]),
+        }
+        results["seconds"] = round(time.perf_counter() - started, 3)
+        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    except Exception as exc:
+        ClozeRun.objects.filter(pk=run.pk).update(
+            status=ClozeRunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        raise
+    finally:
+        dispersion_file.close()
+        confidence_file.close()
+    with transaction.atomic():
+        run.results = results
+        run.status = ClozeRunStatus.DONE
+        run.seconds = results["seconds"]
+        run.finished_at = timezone.now()
+        run.save(update_fields=["results", "status", "seconds", "finished_at"])
+    return run
+
+
+def _read_part(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    try:
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        dispersion = [
+            json.loads(x) for x in (folder / "dispersion.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        confidence = [
+            json.loads(x) for x in (folder / "confidence.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+    except (OSError, ValueError) as exc:
+        raise ClozeError(f"{folder}: not a finished cloze output folder ({exc})") from exc
+    return results, dispersion, confidence
+
+
+SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source")
+SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words")
+
+
+def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user: Any = None) -> ClozeRun:
+    """One run from the output folders of runs of the same model and settings on parts of the data.
+
+    Statements and pairs are taken in the order of the parts; one already taken (same id)
+    is not counted twice. The summaries are computed again over the union.
+    """
+    from evaluation.cloze.experiments import confidence_summary, dispersion_summary
+
+    if len(parts) < 2:
+        raise ClozeError("combine needs at least two output folders")
+    read = [(Path(p), *_read_part(Path(p))) for p in parts]
+    first = read[0][1]
+    for folder, results, _, _ in read[1:]:
+        for key in SAME_IN_EVERY_PART:
+            if results.get(key) != first.get(key):
+                raise ClozeError(f"{folder}: {key} differs from {read[0][0]} ({results.get(key)!r})")
+        for key in SAME_SETTINGS:
+            if results["settings"].get(key) != first["settings"].get(key):
+                raise ClozeError(f"{folder}: setting {key} differs from {read[0][0]}")
+    dispersion_records: list[dict[str, Any]] = []
+    confidence_records: list[dict[str, Any]] = []
+    seen_statements: set[str] = set()
+    seen_pairs: set[str] = set()
+    for _, _, part_dispersion, part_confidence in read:
+        for record in part_dispersion:
+            if record["id"] not in seen_statements:
+                seen_statements.add(record["id"])
+                dispersion_records.append(record)
+        for record in part_confidence:
+            if record["id"] not in seen_pairs:
+                seen_pairs.add(record["id"])
+                confidence_records.append(record)
+    dispersion = dispersion_summary(dispersion_records)
+    dispersion["seconds"] = round(sum(r["dispersion"].get("seconds", 0) for _, r, _, _ in read), 3)
+    dispersion["statements_per_second"] = (
+        round(len(dispersion_records) / dispersion["seconds"], 4) if dispersion["seconds"] else None
+    )
+    dispersion["requested"] = sum(r["dispersion"].get("requested", 0) for _, r, _, _ in read)
+    dispersion["interrupted"] = any(r["dispersion"].get("interrupted") for _, r, _, _ in read)
+    confidence = confidence_summary(confidence_records)
+    confidence["seconds"] = round(sum(r["confidence"].get("seconds", 0) for _, r, _, _ in read), 3)
+    confidence["requested"] = sum(r["confidence"].get("requested", 0) for _, r, _, _ in read)
+    confidence["interrupted"] = any(r["confidence"].get("interrupted") for _, r, _, _ in read)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        **first["settings"],
+        "parts": [{"folder": str(f), "settings": r["settings"]} for f, r, _, _ in read],
+    }
+    results = {
+        **{key: first.get(key) for key in SAME_IN_EVERY_PART},
+        "release": first.get("release"),
+        "start_token_id": first.get("start_token_id"),
+        "settings": settings,
+        "dispersion": dispersion,
+        "confidence": confidence,
+        "scores": {
+            name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
+            for name in SCORES
+        },
+        "confidence_scores": {
+            "predicted_right": [r["confidence_predicted"] for r in confidence_records if r.get("correct")],
+            "predicted_wrong": [
+                r["confidence_predicted"] for r in confidence_records if r["encoded"] and not r.get("correct")
+            ],
+        },
+        "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+        "interrupted": dispersion["interrupted"] or confidence["interrupted"],
+        "seconds": round(sum(r.get("seconds", 0) for _, r, _, _ in read), 3),
+        "combined_from": [str(f) for f, _, _, _ in read],
+    }
+    for name, records in (("dispersion.jsonl", dispersion_records), ("confidence.jsonl", confidence_records)):
+        writer = _JsonlWriter(out / name)
+        for record in records:
+            writer(record)
+        writer.close()
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=str(first.get("release")),
+            model_path=str(first.get("model")),
+            model_kind=str(first.get("model_kind")),
+            method=str(first.get("method")),
+            embeddings=str(first.get("embeddings")),
+            settings=settings,
+            out_dir=str(out),
+            status=ClozeRunStatus.DONE,
+            seconds=results["seconds"],
+            finished_at=timezone.now(),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        results["run"] = run.pk
+        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+        run.results = results
+        run.save(update_fields=["results"])
+    return run

@@ -1,0 +1,320 @@
+"""manage.py cloze end to end with tiny models, the recorded run, and the run pages."""
+
+import json
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_run
+from evaluation.models import ClozeRun, ClozeRunStatus
+from tests.datasets.factories_releases import make_comve, published_release
+from tests.evaluation.cloze_models import CORPUS, build_causal, build_masked
+
+PAIRS = [
+    ("0", "He poured orange juice on his cereal.", "He poured milk on his cereal.", 0),
+    ("1", "He drinks apple.", "He drinks milk.", 0),
+    ("2", "A niece is a person.", "A giraffe is a person.", 1),
+    ("3", "I like to ride my chocolate", "I like to ride my bike", 0),
+    ("4", "The fish swam in the ocean.", "The fish swam in the desert.", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def masked_path(tmp_path_factory):
+    return build_masked(tmp_path_factory.mktemp("masked"))
+
+
+@pytest.fixture(scope="module")
+def causal_path(tmp_path_factory):
+    return build_causal(tmp_path_factory.mktemp("causal"))
+
+
+@pytest.fixture
+def split(tmp_path):
+    """A ComVE split folder in the SemEval layout."""
+    folder = tmp_path / "train"
+    folder.mkdir()
+    rows = "".join(f'{i},"{a}","{b}"\n' for i, a, b, _ in PAIRS)
+    (folder / "subtaskA_data_all.csv").write_text("id,sent0,sent1\n" + rows)
+    (folder / "subtaskA_answers_all.csv").write_text("".join(f"{i},{f}\n" for i, _, _, f in PAIRS))
+    return folder
+
+
+@pytest.fixture
+def glove_file(tmp_path):
+    rng = np.random.default_rng(1)
+    words = sorted({w.lower() for line in CORPUS for w in line.replace(".", " ").split()})
+    path = tmp_path / "vectors.txt"
+    path.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in rng.normal(size=8))}\n" for w in words))
+    return path
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.django_db
+def test_cloze_command_writes_results_and_records_the_run_with_a_masked_model(
+    masked_path, split, glove_file, tmp_path
+):
+    out = tmp_path / "out"
+    stdout = StringIO()
+    call_command(
+        "cloze",
+        release=str(split),
+        model=str(masked_path),
+        embeddings=str(glove_file),
+        limit=6,
+        pairs=5,
+        k=4,
+        out=str(out),
+        stdout=stdout,
+        verbosity=0,
+    )
+    results = json.loads((out / "results.json").read_text())
+    dispersion = _read_jsonl(out / "dispersion.jsonl")
+    confidence = _read_jsonl(out / "confidence.jsonl")
+    assert [r["id"] for r in dispersion] == ["0/0", "0/1", "1/0", "1/1", "2/0", "2/1"]
+    assert [r["sensible"] for r in dispersion[:2]] == [False, True]
+    assert len(confidence) == 5
+    assert results["model_kind"] == "masked"
+    assert results["method"].startswith("masked LM")
+    assert results["embeddings"].startswith("glove:vectors.txt")
+    d = results["dispersion"]
+    scored = [r for r in dispersion if r["accuracy_weighted"] is not None]
+    assert d["statements"] == 6 and d["scored"] == len(scored)
+    assert d["mean"]["accuracy_weighted"] == pytest.approx(
+        np.mean([r["accuracy_weighted"] for r in scored]), abs=1e-5
+    )
+    if len(scored) >= 3:
+        expected = np.corrcoef(
+            [r["accuracy_uniform"] for r in scored], [r["precision_uniform"] for r in scored]
+        )[0, 1]
+        assert d["pearson_accuracy_precision_uniform"] == pytest.approx(expected, abs=1e-5)
+    c = results["confidence"]
+    encoded = [r for r in confidence if r["encoded"]]
+    assert c["pairs"] == 5 and c["encoded"] == len(encoded)
+    assert c["correct"] == sum(r["correct"] for r in encoded)
+    run = ClozeRun.objects.get()
+    assert run.status == ClozeRunStatus.DONE
+    assert run.results["dispersion"]["scored"] == d["scored"]
+    assert run.settings["k"] == 4 and run.settings["limit"] == 6
+    assert f"cloze run #{run.pk}" in stdout.getvalue()
+
+
+@pytest.mark.django_db
+def test_cloze_command_with_a_causal_model_says_it_re_ranked_proposals(causal_path, split, tmp_path):
+    out = tmp_path / "out"
+    call_command(
+        "cloze",
+        release=str(split),
+        model=str(causal_path),
+        limit=2,
+        pairs=2,
+        k=3,
+        propose=6,
+        out=str(out),
+        verbosity=0,
+    )
+    results = json.loads((out / "results.json").read_text())
+    assert results["model_kind"] == "causal"
+    assert "re-ranked by the probability of the whole sentence" in results["method"]
+    assert results["embeddings"] == "model input embeddings (mean over sub-tokens)"
+    assert results["start_token_id"] is not None
+    assert len(_read_jsonl(out / "dispersion.jsonl")) == 2
+
+
+@pytest.mark.django_db
+def test_cloze_reads_a_release_folder_with_comve_a_jsonl(masked_path, tmp_path):
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "comve_a.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "sent0": a, "sent1": b, "false_index": f}) + "\n" for i, a, b, f in PAIRS
+        )
+    )
+    run = cloze_run(
+        release=str(release),
+        model_path=str(masked_path),
+        out_dir=tmp_path / "out",
+        settings=ClozeSettings(k=3, limit=2, pairs=None),
+    )
+    assert run.results["confidence"]["pairs"] == 5
+    assert run.results["source"].endswith("release")
+
+
+@pytest.mark.django_db
+def test_cloze_runs_on_a_published_release_by_name_and_version(
+    masked_path, tmp_path, settings, curator, django_capture_on_commit_callbacks
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    make_comve(3)
+    published_release(
+        django_capture_on_commit_callbacks, user=curator, name="comve", dataset="comve", split="test"
+    )
+    folder = tmp_path / "media" / "releases" / "comve" / "1.0.0"
+    run = cloze_run(
+        release="comve@1.0.0",
+        model_path=str(masked_path),
+        out_dir=tmp_path / "out",
+        settings=ClozeSettings(k=3, limit=1, pairs=2),
+    )
+    assert run.release == "comve@1.0.0"
+    assert run.results["source"] == str(folder)
+    assert run.results["confidence"]["pairs"] == 2
+
+
+@pytest.mark.django_db
+def test_cloze_refuses_a_release_that_is_not_published(masked_path, tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    with pytest.raises(ClozeError, match="release comve@9.9.9 not found"):
+        cloze_run(
+            release="comve@9.9.9",
+            model_path=str(masked_path),
+            out_dir=tmp_path / "out",
+            settings=ClozeSettings(k=3, limit=1, pairs=2),
+        )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"model": "/nonexistent/model"}, "no such file or folder"),
+        ({"release": "comve@1.0"}, "release comve@1.0 not found"),
+        ({"embeddings": "BAD"}, "line 1: not a number"),
+        ({"k": 1}, "k must be at least 2"),
+    ],
+)
+def test_cloze_command_refuses_bad_input_and_writes_nothing(masked_path, split, tmp_path, options, message):
+    bad_vectors = tmp_path / "bad.txt"
+    bad_vectors.write_text("milk 0.1 zero\n")
+    out = tmp_path / "out"
+    arguments = {"release": str(split), "model": str(masked_path), "out": str(out), "verbosity": 0, **options}
+    if arguments.get("embeddings") == "BAD":
+        arguments["embeddings"] = str(bad_vectors)
+    with pytest.raises(CommandError, match=message):
+        call_command("cloze", **arguments)
+    assert not out.exists()
+    assert not ClozeRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_bad_split_folder_names_the_row(masked_path, split, tmp_path):
+    (split / "subtaskA_answers_all.csv").write_text("0,0\n1,x\n")
+    with pytest.raises(ClozeError, match=r"subtaskA_answers_all.csv, row 2, answer: .*0 or 1"):
+        cloze_run(release=str(split), model_path=str(masked_path), out_dir=tmp_path / "out")
+
+
+@pytest.fixture
+def finished_run(masked_path, split, tmp_path, db):
+    return cloze_run(
+        release=str(split),
+        model_path=str(masked_path),
+        out_dir=tmp_path / "out",
+        settings=ClozeSettings(k=4, limit=10, pairs=5),
+    )
+
+
+def test_researcher_sees_the_run_with_its_violin_plot_and_tables(client, researcher, finished_run):
+    client.force_login(researcher)
+    listing = client.get(reverse("cloze:run-list"))
+    assert listing.status_code == 200
+    assert reverse("cloze:run-detail", args=[finished_run.pk]) in listing.content.decode()
+    page = client.get(reverse("cloze:run-detail", args=[finished_run.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert html.count("<svg") == 2 and html.count("<path") >= 4
+    assert "0.390" in html and "0.906" in html and "63 of 83" in html
+    assert "He poured orange juice on his cereal." in html or "He drinks apple." in html
+    assert str(finished_run.results["dispersion"]["pearson_accuracy_precision_weighted"]) in html
+
+
+def test_statements_are_escaped_on_the_run_page(client, researcher, finished_run):
+    results = finished_run.results
+    results["dispersion"]["best"][0]["text"] = "<script>alert(1)</script>"
+    finished_run.results = results
+    finished_run.save()
+    client.force_login(researcher)
+    html = client.get(reverse("cloze:run-detail", args=[finished_run.pk])).content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize("role", ["annotator", "curator", "nobody"])
+def test_other_roles_may_not_see_cloze_runs(client, request, role, finished_run):
+    client.force_login(request.getfixturevalue(role))
+    assert client.get(reverse("cloze:run-list")).status_code == 403
+    assert client.get(reverse("cloze:run-detail", args=[finished_run.pk])).status_code == 403
+
+
+def test_anonymous_users_are_sent_to_login(client, finished_run):
+    response = client.get(reverse("cloze:run-detail", args=[finished_run.pk]))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_an_unknown_run_is_not_found(client, researcher):
+    client.force_login(researcher)
+    assert client.get(reverse("cloze:run-detail", args=[999])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split, tmp_path):
+    def run(out, **options):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=str(masked_path),
+            k=3,
+            out=str(tmp_path / out),
+            verbosity=0,
+            **options,
+        )
+        return json.loads((tmp_path / out / "results.json").read_text())
+
+    whole = run("whole", limit=6, pairs=3)
+    run("a", limit=4, pairs=3)
+    part_b = run("b", offset=3, limit=3, pairs=0)  # overlaps statement 3 with part a
+    assert [r["id"] for r in _read_jsonl(tmp_path / "b" / "dispersion.jsonl")] == ["1/1", "2/0", "2/1"]
+    assert part_b["settings"]["offset"] == 3
+    call_command(
+        "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
+    )
+    combined = json.loads((tmp_path / "c" / "results.json").read_text())
+    assert _read_jsonl(tmp_path / "c" / "dispersion.jsonl") == _read_jsonl(
+        tmp_path / "whole" / "dispersion.jsonl"
+    )
+    for key in (
+        "mean",
+        "pearson_accuracy_precision_uniform",
+        "pearson_accuracy_precision_weighted",
+        "statements",
+    ):
+        assert combined["dispersion"][key] == whole["dispersion"][key]
+    assert combined["confidence"]["correct"] == whole["confidence"]["correct"]
+    assert combined["combined_from"] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert ClozeRun.objects.filter(pk=combined["run"], status=ClozeRunStatus.DONE).exists()
+
+
+@pytest.mark.django_db
+def test_runs_of_different_settings_are_not_combined(masked_path, split, tmp_path):
+    for out, k in (("a", 3), ("b", 4)):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=str(masked_path),
+            k=k,
+            limit=1,
+            pairs=0,
+            out=str(tmp_path / out),
+            verbosity=0,
+        )
+    with pytest.raises(CommandError, match="setting k differs"):
+        call_command(
+            "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
+        )
+    assert not (tmp_path / "c").exists()
