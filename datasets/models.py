@@ -194,6 +194,24 @@ class ComVEItem(Provenance):
         return f"{self.dataset}/{self.split}:{self.external_id}"
 
 
+# A ComVE item's content as imported (not its key, curation flag or provenance): what the
+# importer writes, the API shows and a release snapshot reads, in this order.
+COMVE_CONTENT_FIELDS: tuple[str, ...] = (
+    "statement_0",
+    "statement_1",
+    "false_index",
+    "false_statement",
+    "option_a",
+    "option_b",
+    "option_c",
+    "correct_option",
+    "references",
+    "has_a",
+    "has_b",
+    "has_c",
+)
+
+
 # --- Releases ---
 # Versioned, curator-approved releases (DESIGN section 7). A published release never
 # changes by any path: save()/delete() refuse, the querysets' update()/delete()/bulk_*()
