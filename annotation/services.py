@@ -549,6 +549,7 @@ class ImportedVote:
     text: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
     duration_ms: int | None = None
+    where: str = ""  # how errors name this vote (e.g. "votes.jsonl, row 3"); "vote N" if empty
 
 
 def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int:
@@ -560,8 +561,9 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
     votes = list(votes)
     cleaned: list[tuple[ImportedVote, str, str, dict[str, Any]]] = []
     for n, vote in enumerate(votes, start=1):
+        where = vote.where or f"vote {n}"
         if vote.item.campaign_id != campaign.pk:
-            raise JudgmentRefused(f"vote {n}: item {vote.item.pk} is not in campaign {campaign.name}")
+            raise JudgmentRefused(f"{where}: item {vote.item.pk} is not in campaign {campaign.name}")
         try:
             a, t, p = answer_clean(
                 campaign.task,
@@ -571,7 +573,7 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
                 has_options=_has_options(vote.item.comve_item) if vote.item.comve_item_id else True,
             )
         except AnswerError as exc:
-            raise JudgmentRefused(f"vote {n}: {exc}") from None
+            raise JudgmentRefused(f"{where}: {exc}") from None
         cleaned.append((vote, a, t, p))
     with transaction.atomic():
         item_ids = {v.item.pk for v, *_ in cleaned}
@@ -593,7 +595,8 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
             done.add(pair)
             item = locked[vote.item.pk]
             if not item.is_gold and item.judgment_count + added[item.pk] >= campaign.judgments_per_item:
-                raise JudgmentRefused(f"vote {n}: item {item.pk} would get more than K judgments")
+                where = vote.where or f"vote {n}"
+                raise JudgmentRefused(f"{where}: item {item.pk} would get more than K judgments")
             added[item.pk] += 1
             judgments.append(
                 Judgment(

@@ -29,7 +29,9 @@ Formats
     new campaign needs ``task``; its K is the largest number of judgments of one item.
 
 The campaign is created (or an existing empty one is used), marked ``imported=True`` and
-closed (no item is handed out); each item's ``judgment_count`` equals its judgments.
+closed (no item is handed out). The judgments are written by
+``annotation.services.judgment_import`` (the same answer validation, K check and
+``judgment_count`` bookkeeping as every other bulk import).
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.agreement_services import CATEGORY_ORDER, FREE_TEXT_TASKS
-from annotation.models import Campaign, CampaignItem, CampaignStatus, Judgment, Task
+from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
+from annotation.services import ImportedVote, JudgmentRefused, judgment_import
 from datasets.models import ComVEItem, Reason, Schema
 
 FORMATS = ("winowhy", "jsonl")
@@ -350,18 +353,25 @@ def votes_import(
                 user.save()
             users[annotator] = user
         field_of = {"schema": "schema_id", "reason": "reason_id", "comve": "comve_item_id"}
-        items = CampaignItem.objects.bulk_create(
-            [
-                CampaignItem(campaign=campaign, judgment_count=count, **{field_of[kind]: pk})
-                for (kind, pk), count in per_item.items()
-            ]
+        created = CampaignItem.objects.bulk_create(
+            [CampaignItem(campaign=campaign, **{field_of[kind]: pk}) for kind, pk in per_item]
         )
-        item_of = {key: item for key, item in zip(per_item, items, strict=True)}
-        Judgment.objects.bulk_create(
-            [
-                Judgment(campaign_item=item_of[v.item_key], annotator=users[v.annotator], answer=v.answer)
-                for v in votes
-            ],
-            batch_size=2000,
-        )
-    return VotesImportResult(campaign=campaign, items=len(items), judgments=len(votes), annotators=len(users))
+        # Re-read with the ComVE row joined: judgment_import checks comve answers against it.
+        fresh = CampaignItem.objects.select_related("comve_item").in_bulk([item.pk for item in created])
+        item_of = {key: fresh[item.pk] for key, item in zip(per_item, created, strict=True)}
+        try:
+            written = judgment_import(
+                campaign=campaign,
+                votes=[
+                    ImportedVote(
+                        item=item_of[v.item_key],
+                        annotator=users[v.annotator],
+                        answer=v.answer,
+                        where=f"{path.name}, row {v.row}",
+                    )
+                    for v in votes
+                ],
+            )
+        except JudgmentRefused as exc:
+            raise VotesImportError(str(exc)) from exc
+    return VotesImportResult(campaign=campaign, items=len(created), judgments=written, annotators=len(users))

@@ -50,12 +50,8 @@ class ReleaseCreateForm(forms.ModelForm):
             self.add_error(None, str(error))
 
 
-class ReleaseFileInline(admin.TabularInline):
-    model = ReleaseFile
-    extra = 0
-    can_delete = False
-    fields = ("name", "size", "sha256", "items", "path")
-    readonly_fields = fields
+class _NoWrites:
+    """Admin pages that show release parts but never add, change or delete them."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -65,6 +61,14 @@ class ReleaseFileInline(admin.TabularInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class ReleaseFileInline(_NoWrites, admin.TabularInline):
+    model = ReleaseFile
+    extra = 0
+    can_delete = False
+    fields = ("name", "size", "sha256", "items", "path")
+    readonly_fields = fields
 
 
 @admin.register(Release)
@@ -205,21 +209,12 @@ class ReleaseAdmin(admin.ModelAdmin):
         return self._confirm(request, queryset, "publish_releases", "Publish releases")
 
 
-class _ReadOnlyAdmin(admin.ModelAdmin):
+class _ReadOnlyAdmin(_NoWrites, admin.ModelAdmin):
     def has_module_permission(self, request: HttpRequest) -> bool:
         return user_is_curator(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return user_is_curator(request.user)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(ReleaseItem)

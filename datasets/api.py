@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from datasets.models import (
+    COMVE_CONTENT_FIELDS,
     Answer,
     ComVEDataset,
     ComVEItem,
@@ -117,18 +118,7 @@ class ComVEItemOutputSerializer(serializers.ModelSerializer):
             "dataset",
             "split",
             "external_id",
-            "statement_0",
-            "statement_1",
-            "false_index",
-            "false_statement",
-            "option_a",
-            "option_b",
-            "option_c",
-            "correct_option",
-            "references",
-            "has_a",
-            "has_b",
-            "has_c",
+            *COMVE_CONTENT_FIELDS,
             "needs_rewrite",
             *PROVENANCE_FIELDS,
         ]

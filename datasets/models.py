@@ -194,6 +194,24 @@ class ComVEItem(Provenance):
         return f"{self.dataset}/{self.split}:{self.external_id}"
 
 
+# A ComVE item's content as imported (not its key, curation flag or provenance): what the
+# importer writes, the API shows and a release snapshot reads, in this order.
+COMVE_CONTENT_FIELDS: tuple[str, ...] = (
+    "statement_0",
+    "statement_1",
+    "false_index",
+    "false_statement",
+    "option_a",
+    "option_b",
+    "option_c",
+    "correct_option",
+    "references",
+    "has_a",
+    "has_b",
+    "has_c",
+)
+
+
 # --- Releases ---
 # Versioned, curator-approved releases (DESIGN section 7). A published release never
 # changes by any path: save()/delete() refuse, the querysets' update()/delete()/bulk_*()
@@ -376,7 +394,27 @@ class Release(models.Model):
         return self.status == ReleaseStatus.PUBLISHED
 
 
-class ReleaseItem(models.Model):
+class ReleasePart(models.Model):
+    """What ReleaseItem and ReleaseFile share: once their release is published, neither
+    save()/delete() nor the queryset's update()/delete()/bulk_*() may change them."""
+
+    release_id: int
+
+    objects = ReleasePartQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        _refuse_if_published(self.release_id, "save")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        _refuse_if_published(self.release_id, "delete")
+        return super().delete(*args, **kwargs)
+
+
+class ReleaseItem(ReleasePart):
     """A frozen copy of one item as released: later edits of the item change nothing here."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="items")
@@ -384,8 +422,6 @@ class ReleaseItem(models.Model):
     key = models.CharField(max_length=100, help_text="Stable item key, e.g. wsc273:12 or wsc273:12.3")
     payload = models.JSONField(help_text="Canonical item record (what the files are built from)")
     digest = models.CharField(max_length=64, help_text="SHA-256 of the canonical payload JSON")
-
-    objects = ReleasePartQuerySet.as_manager()
 
     class Meta:
         ordering = ["release_id", "position"]
@@ -397,16 +433,8 @@ class ReleaseItem(models.Model):
     def __str__(self) -> str:
         return f"{self.release_id}:{self.key}"
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        _refuse_if_published(self.release_id, "save")
-        super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        _refuse_if_published(self.release_id, "delete")
-        return super().delete(*args, **kwargs)
-
-
-class ReleaseFile(models.Model):
+class ReleaseFile(ReleasePart):
     """One built file of a release, under MEDIA_ROOT/releases/NAME/VERSION/."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="files")
@@ -416,8 +444,6 @@ class ReleaseFile(models.Model):
     items = models.PositiveIntegerField(default=0, help_text="Records (lines or CSV rows) in the file")
     path = models.CharField(max_length=500, help_text="Relative to MEDIA_ROOT")
 
-    objects = ReleasePartQuerySet.as_manager()
-
     class Meta:
         ordering = ["release_id", "name"]
         constraints = [
@@ -426,11 +452,3 @@ class ReleaseFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.release_id}:{self.name}"
-
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        _refuse_if_published(self.release_id, "save")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        _refuse_if_published(self.release_id, "delete")
-        return super().delete(*args, **kwargs)

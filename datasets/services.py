@@ -19,7 +19,7 @@ from django.db.models import Model
 from datasets.importers import PARSERS
 from datasets.importers.base import DatasetImportError, ImportError_
 from datasets.importers.records import ComVEData, TrichelairData, WinoWhyData
-from datasets.models import ComVEItem, ImportBatch, Reason, Schema
+from datasets.models import COMVE_CONTENT_FIELDS, ComVEItem, ImportBatch, Reason, Schema
 
 __all__ = ["DatasetImportError", "ImportError_", "ImportResult", "dataset_import"]
 
@@ -436,23 +436,7 @@ def _disagreements(record: Any, schema: Schema) -> list[str]:
     return out
 
 
-COMVE_FIELDS = [
-    "statement_0",
-    "statement_1",
-    "false_index",
-    "false_statement",
-    "option_a",
-    "option_b",
-    "option_c",
-    "correct_option",
-    "references",
-    "has_a",
-    "has_b",
-    "has_c",
-    "source_file",
-    "source_row",
-    "file_checksum",
-]
+COMVE_FIELDS = [*COMVE_CONTENT_FIELDS, *PROVENANCE_FIELDS]
 
 
 def _existing_comve_items(dataset: str, split: str) -> dict[str, ComVEItem]:

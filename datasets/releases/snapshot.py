@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from datasets.models import ComVEItem, ImportBatch, Reason, ReleaseDataset, Schema
+from datasets.models import COMVE_CONTENT_FIELDS, ComVEItem, ImportBatch, Reason, ReleaseDataset, Schema
 
 CHUNK = 2000
 BRACKETED = re.compile(r"^(?P<before>.*?)\[(?P<pronoun>[^\[\]]+)\](?P<after>.*)$", re.S)
@@ -165,18 +165,7 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
             "dataset",
             "split",
             "external_id",
-            "statement_0",
-            "statement_1",
-            "false_index",
-            "false_statement",
-            "option_a",
-            "option_b",
-            "option_c",
-            "correct_option",
-            "references",
-            "has_a",
-            "has_b",
-            "has_c",
+            *COMVE_CONTENT_FIELDS,
         )
     )
     for r in rows.iterator(chunk_size=CHUNK):

@@ -269,3 +269,19 @@ def test_unknown_format_and_bad_campaign_name_are_refused(tmp_path):  # type: ig
     with pytest.raises(VotesImportError, match="must be a slug"):
         votes_import(format="jsonl", path=tmp_path / "x", campaign_name="no spaces")
     _nothing_written()
+
+
+def test_votes_go_through_judgment_import_so_k_of_an_existing_campaign_holds(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+    Campaign.objects.create(name="sw", task="switchability", judgments_per_item=1)
+    rows = [
+        {"item": "schema:wsc273/0", "annotator": "ann", "answer": "switchable"},
+        {"item": "schema:wsc273/0", "annotator": "bob", "answer": "switchable"},
+    ]
+    path = _jsonl(tmp_path, rows)
+    with pytest.raises(
+        VotesImportError, match=r"votes.jsonl, row 2: item \d+ would get more than K judgments"
+    ):
+        votes_import(format="jsonl", path=path, campaign_name="sw")
+    assert CampaignItem.objects.count() == 0
+    assert Judgment.objects.count() == 0
+    assert not Campaign.objects.get(name="sw").imported

@@ -86,3 +86,27 @@ def test_curators_get_admin_access_with_the_grant(client, curator, annotator):
 
 def test_import_batches_cannot_be_added_by_hand(admin_client):
     assert admin_client.get("/admin/datasets/importbatch/add/").status_code == 403
+
+
+def test_release_parts_are_shown_to_curators_but_never_written_in_the_admin(rf, curator):  # type: ignore[no-untyped-def]
+    # a curator who also holds every model permission: only the admin classes say no
+    curator.is_superuser = curator.is_staff = True
+    curator.save()
+    from django.contrib import admin as django_admin
+
+    from datasets.admin_releases import ReleaseFileInline
+    from datasets.models import Release, ReleaseFile, ReleaseItem
+
+    request = rf.get("/admin/")
+    request.user = curator
+    inline = ReleaseFileInline(Release, django_admin.site)
+    for model_admin in (django_admin.site._registry[ReleaseItem], django_admin.site._registry[ReleaseFile]):
+        assert model_admin.has_view_permission(request)
+    for model_admin in (
+        django_admin.site._registry[ReleaseItem],
+        django_admin.site._registry[ReleaseFile],
+        inline,
+    ):
+        assert not model_admin.has_add_permission(request, None)
+        assert not model_admin.has_change_permission(request, None)
+        assert not model_admin.has_delete_permission(request, None)

@@ -1,9 +1,10 @@
 """Shared bits of the release_* commands: --user, NAME@X.Y.Z, domain errors -> CommandError."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.roles import user_is_curator
 from datasets.models import Release
@@ -42,3 +43,23 @@ def get_release(ref: str) -> Release:
     if release is None:
         raise CommandError(f"no release {ref}")
     return release
+
+
+class ReleaseStepCommand(BaseCommand):
+    """A command that moves one release (NAME@X.Y.Z) a step on, as --user:
+    subclasses set ``help`` and ``step`` (a service taking release= and user=)."""
+
+    step: Callable[..., Release]
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("ref", help="NAME@X.Y.Z")
+        add_user_argument(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user = resolve_user(options["user"])
+        release = get_release(options["ref"])
+        try:
+            release = self.step(release=release, user=user)
+        except ReleaseError as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(f"{release.ref} is {release.status}")
