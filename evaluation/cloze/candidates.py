@@ -252,49 +252,22 @@ class ClozeModel:
 
 
 def load_cloze_model(path: str | Path, *, kind: str | None = None) -> ClozeModel:
-    """A local Hugging Face folder or a GGUF file; nothing is fetched.
+    """A local Hugging Face folder or a GGUF file, loaded by ``evaluation.modeling.load_model``
+    (the loader every scorer uses: offline only, GGUF told by its magic bytes, the kind from
+    the configuration, the causal start token chosen and recorded there). ``kind`` checks
+    the detected kind instead of trusting it blindly."""
+    from evaluation import modeling
 
-    GGUF files are causal LMs. A folder is masked when its architecture is ``*ForMaskedLM``
-    (or its tokenizer has a mask token and no architecture is named), else causal.
-    The causal start token is the tokenizer's BOS, or its EOS when it has none.
-    """
-    from transformers import (
-        AutoConfig,
-        AutoModelForCausalLM,
-        AutoModelForMaskedLM,
-        AutoTokenizer,
-    )
-
-    path = Path(path)
-    if not path.exists():
-        raise ModelLoadError(f"{path}: no such file or folder")
     try:
-        if path.is_file():
-            if path.suffix.lower() != ".gguf":
-                raise ModelLoadError(f"{path}: a model is a Hugging Face folder or a .gguf file")
-            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(
-                path.parent, gguf_file=path.name, local_files_only=True
-            )
-            found = CAUSAL
-        else:
-            config = AutoConfig.from_pretrained(path, local_files_only=True)
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            architectures = " ".join(config.architectures or [])
-            if kind is not None:
-                found = kind
-            elif "MaskedLM" in architectures:
-                found = MASKED
-            elif architectures:
-                found = CAUSAL
-            else:
-                found = MASKED if tokenizer.mask_token is not None else CAUSAL
-            loader = AutoModelForMaskedLM if found == MASKED else AutoModelForCausalLM
-            model = loader.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError, KeyError) as exc:
-        if isinstance(exc, ModelLoadError):
-            raise
-        raise ModelLoadError(f"{path}: cannot load the model ({exc})") from exc
-    model.eval()
-    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-    return ClozeModel(model=model, tokenizer=tokenizer, kind=found, start_token_id=start, name=str(path))
+        loaded = modeling.load_model(path)
+    except modeling.ModelLoadError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    if kind is not None and kind != loaded.kind:
+        raise ModelLoadError(f"{path}: this is a {loaded.kind} language model, not a {kind} one")
+    return ClozeModel(
+        model=loaded.model,
+        tokenizer=loaded.tokenizer,
+        kind=loaded.kind,
+        start_token_id=loaded.start_token_id,
+        name=str(path),
+    )

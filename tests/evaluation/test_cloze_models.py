@@ -47,7 +47,7 @@ def test_loading_a_missing_or_foreign_path_says_why(tmp_path):
         load_cloze_model(tmp_path / "nothing")
     stray = tmp_path / "model.bin"
     stray.write_bytes(b"x")
-    with pytest.raises(ModelLoadError, match="folder or a .gguf"):
+    with pytest.raises(ModelLoadError, match="not a GGUF file"):
         load_cloze_model(stray)
 
 
