@@ -1,7 +1,6 @@
 """The release quotes the agreement figures of the campaigns that judged its items."""
 
 import sys
-import types
 
 import pytest
 from django.urls import reverse
@@ -47,9 +46,10 @@ def test_campaign_figures_are_frozen_into_the_release_card_and_pages(
             "per_annotator": [{"annotator": "cora"}],  # never copied into a release
         }
 
-    module = types.ModuleType("annotation.agreement_services")
-    module.campaign_agreement_summary = campaign_agreement_summary  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "annotation.agreement_services", module)
+    # Replace the function, not the module: the agreement pages import the module's other names.
+    monkeypatch.setattr(
+        "annotation.agreement_services.campaign_agreement_summary", campaign_agreement_summary
+    )
     release = create_release(django_capture_on_commit_callbacks, user=curator)
     assert calls == ["switch-1"]
     figures = release.agreement_summary["campaigns"]["switch-1"]
