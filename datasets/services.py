@@ -188,6 +188,16 @@ def _apply(obj: Model, values: dict[str, Any]) -> None:
         setattr(obj, name, value)
 
 
+def _refresh(obj: Model, values: dict[str, Any], batch: ImportBatch) -> str:
+    """Bring an existing row to the file's values and batch; returns what ``_compare`` said
+    (the row must be saved unless 'unchanged')."""
+    status = _compare(obj, values)
+    if status != "unchanged":
+        _apply(obj, values)
+        obj.import_batch = batch  # type: ignore[attr-defined]
+    return status
+
+
 def _write_winowhy(
     data: WinoWhyData, batch: ImportBatch, options: dict[str, Any]
 ) -> tuple[dict[str, Tally], dict[str, Any]]:
@@ -234,9 +244,7 @@ def _write_winowhy(
             )
             to_create.append(schema)
             existing[record.external_id] = schema
-        elif (status := _compare(schema, values)) != "unchanged":
-            _apply(schema, values)
-            schema.import_batch = batch
+        elif (status := _refresh(schema, values, batch)) != "unchanged":
             to_update.append(schema)
             if status == "updated":
                 content_updated.add(record.external_id)
@@ -296,9 +304,7 @@ def _write_winowhy(
             reason = by_key.get((schema.pk, r.position))
             if reason is None:
                 new_reasons.append(Reason(schema=schema, position=r.position, import_batch=batch, **values))
-            elif (status := _compare(reason, values)) != "unchanged":
-                _apply(reason, values)
-                reason.import_batch = batch
+            elif (status := _refresh(reason, values, batch)) != "unchanged":
                 changed_reasons.append(reason)
                 if status == "updated":
                     reasons.updated += 1
@@ -479,9 +485,7 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
                     **values,
                 )
             )
-        elif (status := _compare(item, values)) != "unchanged":
-            _apply(item, values)
-            item.import_batch = batch
+        elif (status := _refresh(item, values, batch)) != "unchanged":
             to_update.append(item)
             if status == "updated":
                 tally.updated += 1
