@@ -17,11 +17,14 @@ Where the time goes and what is saved:
 3. the output layer runs only at the positions whose next token is scored, and the
    log-softmax is never materialised: gather the target logit, subtract the logsumexp,
    a few hundred rows at a time;
-4. requests are sorted by length and batched with right padding; torch.inference_mode.
+4. requests are sorted by length and batched with right padding; the parts after the
+   shared prefixes run in calls of similar length (fewer padded positions);
+   torch.inference_mode.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +37,29 @@ from evaluation.scorers.types import Progress, ScoringError
 MIN_SHARED_PREFIX = 4
 #: Rows of the output layer computed at once (rows x vocabulary floats in memory).
 HEAD_CHUNK_ROWS = 256
+#: Attention implementations that take a ready 4D mask (see `_run_chunk_packed`).
+PACKABLE_ATTENTION = ("sdpa", "eager")
+#: What one more forward call costs, in padded token positions: the suffixes of a batch
+#: are split into calls of similar length when the padding saved is worth more.
+SUFFIX_CALL_COST = 8
+
+
+def _split_by_length(lengths: Sequence[int], call_cost: int) -> list[tuple[int, int]]:
+    """Cut sorted lengths into runs [lo, hi) minimising padded positions + call_cost per run.
+
+    Each run is padded to its longest (last) member; dynamic programming over cut points.
+    """
+    n = len(lengths)
+    best = [0] + [0] * n
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        best[j], cut[j] = min((best[i] + lengths[j - 1] * (j - i) + call_cost, i) for i in range(j))
+    runs: list[tuple[int, int]] = []
+    j = n
+    while j > 0:
+        runs.append((cut[j], j))
+        j = cut[j]
+    return runs[::-1]
 
 
 def encode_pair(model: LoadedModel, context: str, continuation: str) -> tuple[list[int], list[int]]:
@@ -226,10 +252,12 @@ def loglikelihood_tokens(
     if current:
         chunks.append(current)
 
+    packed = share_prefixes and _can_pack(model)
     done = 0
     with torch.inference_mode():
         for chunk in chunks:
-            _run_chunk(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
+            run = _run_chunk_packed if packed else _run_chunk
+            run(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
             done += sum(requests_of[m] for g in chunk for m in g.members)
             if progress is not None:
                 progress(done, total)
@@ -244,6 +272,99 @@ def loglikelihood_tokens(
             )
         )
     return out
+
+
+def _can_pack(model: LoadedModel) -> bool:
+    """Whether the model takes a ready 4D attention mask and explicit positions, which
+    packing needs (transformers passes a 4D mask through for eager and SDPA attention)."""
+    implementation = getattr(model.model.config, "_attn_implementation", None)
+    return implementation in PACKABLE_ATTENTION
+
+
+def _run_chunk_packed(  # type: ignore[no-untyped-def]
+    chunk: list[_Group],
+    inputs: list[tuple[int, ...]],
+    seqs: list[tuple[int, ...]],
+    need_from: list[int],
+    base,
+    apply_head,
+    pad_id: int,
+    token_lp: list[dict[int, float]],
+    token_greedy: list[dict[int, bool]],
+) -> None:
+    """One forward call over one row holding every group of the chunk without padding:
+    each group's prefix once, then each member's own rest. A block mask lets a token see
+    its group's prefix and its own sequence's earlier tokens only, and the positions
+    restart for every sequence, so each token's state is the one it has alone."""
+    tokens: list[int] = []
+    positions: list[int] = []
+    group_of: list[int] = []
+    member_of: list[int] = []  # -1 inside a shared prefix
+    prefix_at: list[int] = []  # row index of each group's first prefix token
+    suffix_at: dict[int, int] = {}  # row index of each member's first own token
+    for gi, g in enumerate(chunk):
+        prefix = inputs[g.members[0]][: g.prefix_len]
+        prefix_at.append(len(tokens))
+        tokens += prefix
+        positions += range(len(prefix))
+        group_of += [gi] * len(prefix)
+        member_of += [-1] * len(prefix)
+        for m in g.members:
+            rest = inputs[m][g.prefix_len :]
+            suffix_at[m] = len(tokens)
+            tokens += rest
+            positions += range(g.prefix_len, len(inputs[m]))
+            group_of += [gi] * len(rest)
+            member_of += [m] * len(rest)
+
+    n = len(tokens)
+    group_t = torch.tensor(group_of)
+    member_t = torch.tensor(member_of)
+    index = torch.arange(n)
+    allowed = (
+        (group_t[:, None] == group_t[None, :])
+        & (index[None, :] <= index[:, None])
+        & ((member_t[None, :] == -1) | (member_t[None, :] == member_t[:, None]))
+    )
+    dtype = next(base.parameters()).dtype
+    mask = torch.zeros((1, 1, n, n), dtype=dtype)
+    mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
+    hidden = base(
+        input_ids=torch.tensor([tokens]),
+        attention_mask=mask,
+        position_ids=torch.tensor([positions]),
+        use_cache=False,
+    ).last_hidden_state[0]  # [n, H]
+
+    rows: list[int] = []
+    targets: list[int] = []
+    owners: list[tuple[int, int, int]] = []  # (sequence, position, row)
+    shared: dict[tuple[int, int, int], int] = {}  # (group, position, target) -> row in the prefix
+    for gi, g in enumerate(chunk):
+        for m in g.members:
+            for j in range(need_from[m], len(inputs[m])):
+                target = seqs[m][j + 1]
+                if j < g.prefix_len:  # a shared state: one output-layer row per target
+                    key = (gi, j, target)
+                    row = shared.get(key)
+                    if row is None:
+                        row = shared[key] = len(targets)
+                        rows.append(prefix_at[gi] + j)
+                        targets.append(target)
+                else:
+                    row = len(targets)
+                    rows.append(suffix_at[m] + j - g.prefix_len)
+                    targets.append(target)
+                owners.append((m, j, row))
+    if not rows:
+        return
+    logprobs, greedy = _score_rows(
+        apply_head, hidden[torch.tensor(rows)], torch.tensor(targets, dtype=torch.long)
+    )
+    lp_list, greedy_list = logprobs.tolist(), greedy.tolist()
+    for m, j, row in owners:
+        token_lp[m][j] = lp_list[row]
+        token_greedy[m][j] = greedy_list[row]
 
 
 def _run_chunk(  # type: ignore[no-untyped-def]
@@ -289,32 +410,39 @@ def _run_chunk(  # type: ignore[no-untyped-def]
         suffix_members = [
             (gi, m) for gi, g in enumerate(chunk) for m in g.members if len(inputs[m]) > g.prefix_len
         ]
+        suffix_members.sort(key=lambda gm: len(inputs[gm[1]]) - chunk[gm[0]].prefix_len)
+        lengths = [len(inputs[m]) - chunk[gi].prefix_len for gi, m in suffix_members]
         cache = out.past_key_values
-        select = torch.tensor([gi for gi, _ in suffix_members])
-        cache.batch_select_indices(select)
-        suffixes = [inputs[m][chunk[gi].prefix_len :] for gi, m in suffix_members]
-        s_ids, s_mask = _pad(suffixes, pad_id)
-        full_mask = torch.cat([mask[select], s_mask], dim=1)
-        starts = torch.tensor([chunk[gi].prefix_len for gi, _ in suffix_members]).unsqueeze(1)
-        position_ids = starts + torch.arange(s_ids.shape[1]).unsqueeze(0)
-        s_hidden = base(
-            input_ids=s_ids,
-            attention_mask=full_mask,
-            position_ids=position_ids,
-            past_key_values=cache,
-            use_cache=True,
-        ).last_hidden_state  # [M, Ls, H]
-        suffix_rows: list[tuple[int, int]] = []
-        for si, (gi, m) in enumerate(suffix_members):
-            p = chunk[gi].prefix_len
-            for j in range(max(need_from[m], p), len(inputs[m])):
-                suffix_rows.append((si, j - p))
-                owners.append((m, j, len(targets)))
-                targets.append(seqs[m][j + 1])
-        if suffix_rows:
-            si_t = torch.tensor([r[0] for r in suffix_rows])
-            j_t = torch.tensor([r[1] for r in suffix_rows])
-            rows.append(s_hidden[si_t, j_t])
+        pieces = _split_by_length(lengths, SUFFIX_CALL_COST)
+        for n_piece, (lo, hi) in enumerate(pieces):
+            piece = suffix_members[lo:hi]
+            # batch_select_indices works in place: every piece but the last takes a copy.
+            piece_cache = cache if n_piece == len(pieces) - 1 else copy.deepcopy(cache)
+            select = torch.tensor([gi for gi, _ in piece])
+            piece_cache.batch_select_indices(select)
+            suffixes = [inputs[m][chunk[gi].prefix_len :] for gi, m in piece]
+            s_ids, s_mask = _pad(suffixes, pad_id)
+            full_mask = torch.cat([mask[select], s_mask], dim=1)
+            starts = torch.tensor([chunk[gi].prefix_len for gi, _ in piece]).unsqueeze(1)
+            position_ids = starts + torch.arange(s_ids.shape[1]).unsqueeze(0)
+            s_hidden = base(
+                input_ids=s_ids,
+                attention_mask=full_mask,
+                position_ids=position_ids,
+                past_key_values=piece_cache,
+                use_cache=True,
+            ).last_hidden_state  # [M, Ls, H]
+            suffix_rows: list[tuple[int, int]] = []
+            for si, (gi, m) in enumerate(piece):
+                p = chunk[gi].prefix_len
+                for j in range(max(need_from[m], p), len(inputs[m])):
+                    suffix_rows.append((si, j - p))
+                    owners.append((m, j, len(targets)))
+                    targets.append(seqs[m][j + 1])
+            if suffix_rows:
+                si_t = torch.tensor([r[0] for r in suffix_rows])
+                j_t = torch.tensor([r[1] for r in suffix_rows])
+                rows.append(s_hidden[si_t, j_t])
 
     if not rows:
         return

@@ -134,6 +134,74 @@ def test_batch_size_and_prefix_sharing_do_not_change_the_numbers(
             assert ga == gb
 
 
+@pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
+def test_packed_rows_give_the_numbers_of_padded_batches(
+    fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluation.scorers import causal
+
+    model = request.getfixturevalue(fixture)
+    assert causal._can_pack(model), model.model.config._attn_implementation
+    calls: list[int] = []
+    original = causal._run_chunk_packed
+
+    def spy(chunk, *args):  # type: ignore[no-untyped-def]
+        calls.append(len(chunk))
+        return original(chunk, *args)
+
+    monkeypatch.setattr(causal, "_run_chunk_packed", spy)
+    packed = loglikelihood(model, REQUESTS, batch_size=8)
+    assert calls and max(calls) > 1  # several groups shared one row
+    monkeypatch.setattr(causal, "_can_pack", lambda model: False)
+    padded = loglikelihood(model, REQUESTS, batch_size=8)
+    for (context, continuation), (a, ga), (b, gb) in zip(REQUESTS, packed, padded, strict=True):
+        ref, ref_greedy = naive_loglikelihood(model, context, continuation)
+        assert a == pytest.approx(ref, abs=1e-4) and b == pytest.approx(ref, abs=1e-4)
+        assert ga == gb == ref_greedy
+
+
+def test_split_by_length_pays_for_a_call_only_when_the_padding_saved_is_worth_more() -> None:
+    from evaluation.scorers.causal import _split_by_length
+
+    assert _split_by_length([], 8) == []
+    assert _split_by_length([3, 3, 3], 8) == [(0, 3)]
+    # one run: 4 x 20 = 80 positions + 8; two runs: 3 x 2 + 20 + 16 = 42
+    assert _split_by_length([2, 2, 2, 20], 8) == [(0, 3), (3, 4)]
+    # a call costs more than the padding it saves: stay in one run
+    assert _split_by_length([2, 3], 8) == [(0, 2)]
+    assert _split_by_length([1, 2, 3, 4], 0) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+
+
+def test_suffixes_split_into_several_calls_give_the_same_numbers(
+    tiny_causal, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from evaluation.scorers import causal
+
+    shared = "The city councilmen refused the demonstrators a permit because"
+    tails = [
+        " they feared violence.",
+        " they",
+        " they advocated violence and were loud about it all day long.",
+    ]
+    requests = [(shared, t) for t in tails] + [("", shared + t) for t in tails]
+    one = loglikelihood(tiny_causal, requests, batch_size=1, share_prefixes=False)
+    calls: list[int] = []
+    original = causal._split_by_length
+
+    def spy(lengths, cost):  # type: ignore[no-untyped-def]
+        runs = original(lengths, 0)  # every distinct length in its own call
+        calls.append(len(runs))
+        return runs
+
+    monkeypatch.setattr(causal, "_split_by_length", spy)
+    monkeypatch.setattr(causal, "_can_pack", lambda model: False)  # the padded path
+    split = loglikelihood(tiny_causal, requests, batch_size=8)
+    assert max(calls) >= 2  # the suffixes did run in separate calls
+    for (a, ga), (b, gb) in zip(one, split, strict=True):
+        assert a == pytest.approx(b, abs=1e-4)
+        assert ga == gb
+
+
 def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_causal) -> None:  # type: ignore[no-untyped-def]
     ctx, _ = encode_pair(tiny_causal, "The trophy doesn't fit", " into")
     with torch.no_grad():
