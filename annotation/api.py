@@ -36,7 +36,7 @@ def _item_output(campaign: Any, assignment: Assignment | None, detail: str = "")
         "choices": [{"value": c.value, "label": c.label, "key": c.key} for c in spec.choices],
     }
     if assignment is not None:
-        assignment = selectors.assignment_for_display(assignment=assignment)
+        assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         out.update(
             assignment=assignment.pk,
             expires_at=assignment.expires_at,

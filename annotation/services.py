@@ -489,6 +489,36 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
 
 
 @dataclass(frozen=True)
+class _LockedItem:
+    judgment_count: int
+    is_gold: bool
+    gold_answer: str
+    comve_item_id: int | None
+    campaign_id: int
+    already: bool  # this annotator has a judgment on it
+
+
+def _item_locked(item_id: int, annotator: Any) -> _LockedItem:
+    """Lock an item's row (PostgreSQL; SQLite transactions run one at a time) and read
+    what a submission needs, in one raw statement."""
+    ci = CampaignItem._meta.db_table
+    j = Judgment._meta.db_table
+    lock = " FOR UPDATE OF c" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.judgment_count, c.is_gold, c.gold_answer, c.comve_item_id, c.campaign_id,"  # noqa: S608 (table names from the models)
+            f" EXISTS(SELECT 1 FROM {j} x WHERE x.campaign_item_id = c.id AND x.annotator_id = %s)"
+            f" FROM {ci} c WHERE c.id = %s{lock}",
+            [annotator.pk, item_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise JudgmentRefused("This item does not exist (any more).")
+    count, gold, gold_answer, comve_id, campaign_id, already = row
+    return _LockedItem(int(count), bool(gold), gold_answer, comve_id, int(campaign_id), bool(already))
+
+
+@dataclass(frozen=True)
 class SubmitResult:
     judgment: Judgment
     created: bool
@@ -526,22 +556,26 @@ def judgment_submit(
     try:
         with transaction.atomic():
             # The item's row lock serialises everything that changes its count.
-            locked = (
-                CampaignItem.objects.select_for_update(of=("self",))
-                .select_related("campaign", "comve_item")
-                .annotate(
-                    already=Exists(Judgment.objects.filter(campaign_item=OuterRef("pk"), annotator=annotator))
-                )
-                .get(pk=item_id)
+            locked = _item_locked(item_id, annotator)
+            known = assignment.campaign_item if assignment is not None else item
+            campaign = (
+                known.campaign
+                if known is not None
+                and known.campaign_id == locked.campaign_id
+                and CampaignItem.campaign.is_cached(known)
+                else Campaign.objects.get(pk=locked.campaign_id)
             )
-            campaign = locked.campaign
             try:
                 answer, text, payload = answer_clean(
                     campaign.task,
                     answer=answer,
                     text=text,
                     payload=payload,
-                    has_options=_has_options(locked.comve_item),
+                    has_options=_has_options(
+                        ComVEItem.objects.get(pk=locked.comve_item_id) if locked.comve_item_id else None
+                    )
+                    if campaign.task == Task.COMVE_CHECK
+                    else True,
                 )
             except AnswerError as exc:
                 raise JudgmentRefused(str(exc)) from None

@@ -65,7 +65,7 @@ def _annotate_context(
         **extra,
     }
     if assignment is not None:
-        assignment = selectors.assignment_for_display(assignment=assignment)
+        assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
         context["view"] = selectors.item_presentation(item=assignment.campaign_item, task=campaign.task)
     return context

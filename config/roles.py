@@ -16,17 +16,48 @@ class Role(models.TextChoices):
 UserLike = AbstractBaseUser | AnonymousUser
 
 
+#: How long a user's roles stay in the cache. Changes of group membership made through
+#: Django (admin, shell, management commands) clear the entry at once (see
+#: `roles_forget`); the time limit bounds anything else, such as SQL written by hand.
+ROLES_CACHE_SECONDS = 60
+
+
+def _roles_key(user_id: Any) -> str:
+    return f"winnow:roles:{user_id}"
+
+
 def user_roles(user: Any) -> set[str]:
-    """The roles a user holds; a superuser holds them all."""
+    """The roles a user holds; a superuser holds them all.
+
+    Asked on every request, so the answer is kept on the user object and in the cache
+    (Redis in production), not read from the database each time."""
     if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
         return set()
     if getattr(user, "is_superuser", False):
         return {r.value for r in Role}
     cached = getattr(user, "_winnow_roles", None)
     if cached is None:
-        cached = set(user.groups.filter(name__in=[r.value for r in Role]).values_list("name", flat=True))
+        from django.core.cache import cache
+
+        key = _roles_key(user.pk)
+        stored = cache.get(key)
+        if stored is None:
+            stored = sorted(
+                user.groups.filter(name__in=[r.value for r in Role]).values_list("name", flat=True)
+            )
+            cache.set(key, stored, ROLES_CACHE_SECONDS)
+        cached = set(stored)
         user._winnow_roles = cached
     return set(cached)
+
+
+def roles_forget(user_ids: Any) -> None:
+    """Drop the cached roles of these users (after their groups changed)."""
+    from django.core.cache import cache
+
+    keys = [_roles_key(pk) for pk in user_ids]
+    if keys:
+        cache.delete_many(keys)
 
 
 def user_has_role(user: Any, role: Role | str) -> bool:

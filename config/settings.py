@@ -167,6 +167,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Sessions are read from Redis on every request and written through to the database.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 if WINNOW_PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)

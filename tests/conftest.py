@@ -21,6 +21,21 @@ def _eager_celery(settings):  # type: ignore[no-untyped-def]
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():  # type: ignore[no-untyped-def]
+    """Each test starts with an empty cache (cached roles are keyed by user id, and ids
+    come back after a rolled-back test)."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    local = isinstance(caches["default"], LocMemCache)  # never flush a shared Redis
+    if local:
+        caches["default"].clear()
+    yield
+    if local:
+        caches["default"].clear()
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """The folder of real public data sets; skips (or fails in CI) when it is missing."""
