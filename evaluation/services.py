@@ -110,6 +110,7 @@ def evaluation_run_create(
     seed: int = 0,
     limit: int | None = None,
     batch_size: int = 32,
+    threads: int | None = None,
     out_dir: str = "",
     generate_explanations: bool = False,
     created_by: Any = None,
@@ -136,6 +137,8 @@ def evaluation_run_create(
         raise EvaluationError("limit must be at least 1")
     if batch_size < 1:
         raise EvaluationError("batch size must be at least 1")
+    if threads is not None and threads < 1:
+        raise EvaluationError("threads must be at least 1")
     with transaction.atomic():
         run = EvaluationRun.objects.create(
             release_name=folder.name,
@@ -150,6 +153,7 @@ def evaluation_run_create(
                 "seed": seed,
                 "limit": limit,
                 "batch_size": batch_size,
+                "threads": threads,
                 "generate_explanations": generate_explanations,
             },
             created_by=created_by if getattr(created_by, "pk", None) else None,
@@ -211,7 +215,7 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
             t = time.perf_counter()
             from evaluation.modeling import load_model
 
-            model = load_model(run.model_path)
+            model = load_model(run.model_path, threads=run.settings.get("threads") or None)
             timing["load_seconds"] = time.perf_counter() - t
             run.model_identity = dict(getattr(model, "settings", {}) or {})
         else:

@@ -211,3 +211,23 @@ def test_generated_text_is_cut_to_its_first_sentence_on_one_line():
     assert tidy_explanation(" beds are heavy. And parks\nare big") == "beds are heavy."
     assert tidy_explanation("a\nb") == "a"
     assert tidy_explanation("  no   end  ") == "no end"
+
+
+def test_the_thread_count_asked_for_is_used_and_recorded(tmp_path, tiny_causal):  # type: ignore[no-untyped-def]
+    import torch
+
+    before = torch.get_num_threads()
+    release = write_wsc_release(tmp_path / "r")
+    try:
+        run = evaluation_run(
+            run=evaluation_run_create(
+                release=str(release), method="full", model_path=str(tiny_causal), threads=1
+            )
+        )
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    assert run.status == RunStatus.DONE
+    assert run.settings["threads"] == 1 and run.model_identity["threads"] == 1
+    with pytest.raises(EvaluationError, match="threads must be at least 1"):
+        evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal), threads=0)

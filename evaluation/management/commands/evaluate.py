@@ -38,6 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None, help="score only the first N items")
         parser.add_argument("--batch-size", type=int, default=32)
         parser.add_argument(
+            "--threads", type=int, default=None, help="torch CPU threads (default: all cores)"
+        )
+        parser.add_argument(
             "--out", default="", help="run folder (default: MEDIA_ROOT/evaluation/runs/run-ID)"
         )
         parser.add_argument(
@@ -57,6 +60,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 limit=options["limit"],
                 batch_size=options["batch_size"],
+                threads=options["threads"],
                 out_dir=options["out"],
                 generate_explanations=options["generate_explanations"],
             )
