@@ -2,7 +2,8 @@
 
 ``mean_hidden_states``: the mean of the last layer's hidden states over a text's tokens
 (after the start token for causal LMs), one row per text. Texts are batched by length
-with padding masked out, under ``torch.inference_mode``.
+with padding masked out, under ``torch.inference_mode``; only the base model runs (no
+output layer over the vocabulary).
 """
 
 from collections.abc import Callable, Sequence
@@ -30,6 +31,9 @@ def mean_hidden_states(
     order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
     out: npt.NDArray[np.float32] | None = None
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
+    # The base model's last hidden state is the LM's last hidden state (the same tensor,
+    # checked for Llama, GPT-2 and BERT); the base alone skips the vocabulary projection.
+    base = getattr(loaded.model, loaded.model.base_model_prefix, None)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
@@ -39,9 +43,12 @@ def mean_hidden_states(
             for row, i in enumerate(batch):
                 ids[row, : len(encoded[i])] = torch.tensor(encoded[i])
                 mask[row, : len(encoded[i])] = 1
-            hidden = loaded.model(
-                input_ids=ids, attention_mask=mask, output_hidden_states=True
-            ).hidden_states[-1]
+            if base is not None:
+                hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state
+            else:
+                hidden = loaded.model(
+                    input_ids=ids, attention_mask=mask, output_hidden_states=True
+                ).hidden_states[-1]
             weights = mask.unsqueeze(-1).to(hidden.dtype)
             if loaded.start_token_id is not None:
                 weights[:, 0] = 0  # the start token is the same for every text
