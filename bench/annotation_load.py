@@ -227,6 +227,7 @@ def annotator_loop(
     resend_every: int,
     think: float,
     seed: int,
+    stagger: bool = True,
 ) -> None:
     rng = random.Random(seed)
     # Warm-up, not measured: the first request of a session opens the server thread's
@@ -239,6 +240,10 @@ def annotator_loop(
         )
         warm_judgments = int(status == 200 and result.get("created", False))
     start.wait()
+    if stagger and think > 0:
+        # A crowd does not click in unison: each annotator starts at a random moment
+        # within one think time (--no-stagger sends all first requests at once).
+        time.sleep(rng.uniform(0, think))
     n = 0
     next_ms: list[float] = []
     submit_ms: list[float] = []
@@ -282,19 +287,19 @@ def annotator_loop(
 # --- driver -----------------------------------------------------------------------------
 
 
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+def start_server(port: int, workers: int, threads: int, worker_class: str = "gthread") -> subprocess.Popen:
     env = {**os.environ, "DEBUG": "false", "LOG_LEVEL": "ERROR"}
     cmd = [
         str(Path(sys.executable).parent / "gunicorn"),
-        "config.wsgi:application",
+        "--config",
+        "config/gunicorn.conf.py",
         "--bind",
         f"127.0.0.1:{port}",
         "--worker-class",
-        "gthread",
+        worker_class,
         "--workers",
         str(workers),
-        "--threads",
-        str(threads),
+        *(["--threads", str(threads)] if worker_class == "gthread" else []),
         "--keep-alive",
         "30",
         "--backlog",
@@ -348,7 +353,14 @@ def login_all(port: int, users: list[tuple[str, str]], parallel: int = 4) -> lis
 
 
 def run(
-    n: int, clients: list[Client], seconds: float, items: int, k: int, resend_every: int, think: float
+    n: int,
+    clients: list[Client],
+    seconds: float,
+    items: int,
+    k: int,
+    resend_every: int,
+    think: float,
+    stagger: bool = True,
 ) -> dict:
     name = f"bench-n{n}"
     create_campaign(name, items, k)
@@ -358,7 +370,7 @@ def run(
     threads = [
         threading.Thread(
             target=annotator_loop,
-            args=(client, name, clock, start, stats, resend_every, think, i),
+            args=(client, name, clock, start, stats, resend_every, think, i, stagger),
             daemon=True,
         )
         for i, client in enumerate(clients[:n])
@@ -397,8 +409,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=4000, help="items per campaign (K=3 each)")
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4, help="threads per gthread worker")
+    parser.add_argument(
+        "--worker-class",
+        default="gthread",
+        choices=["gthread", "sync"],
+        help="gunicorn worker class (sync: one request per process at a time, no keep-alive)",
+    )
     parser.add_argument(
         "--think",
         type=float,
@@ -406,6 +424,11 @@ def main() -> None:
         help="mean seconds an annotator spends on an item before submitting (0: hammer the server)",
     )
     parser.add_argument("--resend-every", type=int, default=5, help="resend every n-th submit (0: never)")
+    parser.add_argument(
+        "--no-stagger",
+        action="store_true",
+        help="all annotators send their first request at the same instant (a burst of N requests)",
+    )
     args = parser.parse_args()
 
     url = os.environ.get("DATABASE_URL", "")
@@ -417,14 +440,25 @@ def main() -> None:
     fresh_database(url)
     setup_django()
     users = create_annotators(max(args.annotators))
-    server = start_server(args.port, args.workers, args.threads)
+    server = start_server(args.port, args.workers, args.threads, args.worker_class)
     results = []
     try:
         print(f"logging {len(users)} annotators in ...", flush=True)
         clients = login_all(args.port, users)
         for n in args.annotators:
             print(f"N={n}: {args.seconds:.0f} s of next/submit ...", flush=True)
-            results.append(run(n, clients, args.seconds, args.items, args.k, args.resend_every, args.think))
+            results.append(
+                run(
+                    n,
+                    clients,
+                    args.seconds,
+                    args.items,
+                    args.k,
+                    args.resend_every,
+                    args.think,
+                    stagger=not args.no_stagger,
+                )
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)
