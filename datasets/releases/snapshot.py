@@ -123,6 +123,7 @@ def _winowhy(selection: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             "schema__candidate_a",
             "schema__candidate_b",
             "schema__answer",
+            "schema__knowledge_types",
             "position",
             "text",
             "origin",
@@ -153,6 +154,7 @@ def _winowhy(selection: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 "label": r["label"],
                 "source_label": r["source_label"],
                 "knowledge_type": r["knowledge_type"],
+                "knowledge_types": sorted(r["schema__knowledge_types"] or []),
             },
         )
 

@@ -95,6 +95,10 @@ def test_real_data_releases_have_the_papers_counts(published):
     assert sum(1 for r in reasons if r["label"] == "negative") == 1595
     assert all(r["score"] >= 0.8 for r in reasons if r["label"] == "positive")
     assert {r["origin"] for r in reasons} == {"human", "reverse", "generated"}
+    # every reason carries its question's knowledge types (15 reasons per question)
+    types_of = {s["id"]: s["knowledge_types"] for s in schemas}
+    assert all(r["knowledge_types"] == types_of[r["schema_id"]] for r in reasons)
+    assert sum(1 for r in reasons if "Object" in r["knowledge_types"]) == 15 * 82
 
     comve = _folder(published["comve-test"])
     for subtask in "abc":
