@@ -1,7 +1,7 @@
 """Tiny random masked and causal models for the cloze tests, built in a temp folder.
 
-(The evaluation issue ships tests/evaluation/tiny_models.py; these few lines stay here
-until the branches are merged.)
+The masked model has a word-level vocabulary (whole words, as the cloze replacements
+need); the causal one is tiny_models.py's, trained on this corpus.
 """
 
 from __future__ import annotations
@@ -72,34 +72,8 @@ def build_masked(folder: Path, seed: int = 0) -> Path:
 
 
 def build_causal(folder: Path, seed: int = 0) -> Path:
-    """A 2-layer Llama causal LM with a byte-level BPE tokenizer (words start with a space, as SmolLM2's)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    """A 2-layer Llama causal LM with a byte-level BPE tokenizer trained on CORPUS (words
+    start with a space, as SmolLM2's); the builder of tiny_models.py with this corpus."""
+    from tests.evaluation.tiny_models import build_tiny_causal
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<|endoftext|>", "<s>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(CORPUS * 5, trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="<|endoftext|>")
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=tok.get_vocab_size(),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        bos_token_id=1,
-        eos_token_id=0,
-    )
-    model = LlamaForCausalLM(config)
-    model.save_pretrained(folder)
-    fast.save_pretrained(folder)
-    return folder
+    return build_tiny_causal(folder, seed=seed, sentences=CORPUS, hidden_size=16, spread=None)

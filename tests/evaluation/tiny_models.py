@@ -35,7 +35,7 @@ SENTENCES = [
 ]
 
 
-def _train_bpe(special: list[str], vocab_size: int = 400):  # type: ignore[no-untyped-def]
+def _train_bpe(special: list[str], vocab_size: int = 400, sentences: list[str] | None = None):  # type: ignore[no-untyped-def]
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
@@ -47,15 +47,26 @@ def _train_bpe(special: list[str], vocab_size: int = 400):  # type: ignore[no-un
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(SENTENCES * 3, trainer=trainer)
+    tok.train_from_iterator((sentences or SENTENCES) * 3, trainer=trainer)
     return tok
 
 
-def build_tiny_causal(folder: Path, *, arch: str = "llama", seed: int = 0) -> Path:
-    """A 2-layer random causal LM with a trained byte-level BPE tokenizer.
+def build_tiny_causal(
+    folder: Path,
+    *,
+    arch: str = "llama",
+    seed: int = 0,
+    sentences: list[str] | None = None,
+    hidden_size: int = 32,
+    spread: float | None = 0.3,
+) -> Path:
+    """A 2-layer random causal LM with a byte-level BPE tokenizer trained on ``sentences``
+    (default SENTENCES).
 
     llama: BOS "<s>" (id 1) that the tokenizer does not add itself, like SmolLM2's;
     gpt2: only "<|endoftext|>" (id 0) as EOS and no BOS, so the start token falls back to EOS.
+    ``spread``: the standard deviation the weight matrices are drawn with (None keeps the
+    library's initialisation).
     """
     from transformers import (
         GPT2Config,
@@ -69,14 +80,14 @@ def build_tiny_causal(folder: Path, *, arch: str = "llama", seed: int = 0) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     if arch == "llama":
-        raw = _train_bpe(["<|endoftext|>", "<s>", "<pad>"])
+        raw = _train_bpe(["<|endoftext|>", "<s>", "<pad>"], sentences=sentences)
         tokenizer = PreTrainedTokenizerFast(
             tokenizer_object=raw, bos_token="<s>", eos_token="<|endoftext|>", pad_token="<pad>"
         )
         config = LlamaConfig(
             vocab_size=raw.get_vocab_size(),
-            hidden_size=32,
-            intermediate_size=64,
+            hidden_size=hidden_size,
+            intermediate_size=2 * hidden_size,
             num_hidden_layers=2,
             num_attention_heads=4,
             num_key_value_heads=2,
@@ -88,11 +99,11 @@ def build_tiny_causal(folder: Path, *, arch: str = "llama", seed: int = 0) -> Pa
         )
         model = LlamaForCausalLM(config)
     elif arch == "gpt2":
-        raw = _train_bpe(["<|endoftext|>"])
+        raw = _train_bpe(["<|endoftext|>"], sentences=sentences)
         tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|endoftext|>")
         config = GPT2Config(
             vocab_size=raw.get_vocab_size(),
-            n_embd=32,
+            n_embd=hidden_size,
             n_layer=2,
             n_head=4,
             n_positions=128,
@@ -104,10 +115,11 @@ def build_tiny_causal(folder: Path, *, arch: str = "llama", seed: int = 0) -> Pa
         raise ValueError(f"unknown architecture {arch!r}")
     # Larger random weights than the default init, so the distributions are far from
     # uniform and differences between candidates are visible.
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() > 1:
-                p.normal_(0.0, 0.3)
+    if spread is not None:
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() > 1:
+                    p.normal_(0.0, spread)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
