@@ -358,13 +358,7 @@ def _run_chunk_packed(  # type: ignore[no-untyped-def]
                 owners.append((m, j, row))
     if not rows:
         return
-    logprobs, greedy = _score_rows(
-        apply_head, hidden[torch.tensor(rows)], torch.tensor(targets, dtype=torch.long)
-    )
-    lp_list, greedy_list = logprobs.tolist(), greedy.tolist()
-    for m, j, row in owners:
-        token_lp[m][j] = lp_list[row]
-        token_greedy[m][j] = greedy_list[row]
+    _store(apply_head, hidden[torch.tensor(rows)], targets, owners, token_lp, token_greedy)
 
 
 def _run_chunk(  # type: ignore[no-untyped-def]
@@ -446,7 +440,20 @@ def _run_chunk(  # type: ignore[no-untyped-def]
 
     if not rows:
         return
-    logprobs, greedy = _score_rows(apply_head, torch.cat(rows), torch.tensor(targets, dtype=torch.long))
+    _store(apply_head, torch.cat(rows), targets, owners, token_lp, token_greedy)
+
+
+def _store(  # type: ignore[no-untyped-def]
+    apply_head,
+    hidden: torch.Tensor,
+    targets: list[int],
+    owners: list[tuple[int, int, int]],
+    token_lp: list[dict[int, float]],
+    token_greedy: list[dict[int, bool]],
+) -> None:
+    """Score the rows of hidden states against their targets and give each (sequence,
+    position) owner its row's log-probability and greedy flag."""
+    logprobs, greedy = _score_rows(apply_head, hidden, torch.tensor(targets, dtype=torch.long))
     lp_list, greedy_list = logprobs.tolist(), greedy.tolist()
     for m, j, row in owners:
         token_lp[m][j] = lp_list[row]
