@@ -15,6 +15,7 @@ The unique constraints on (item, annotator) for leases and judgments are the las
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections import Counter, defaultdict
@@ -322,6 +323,7 @@ def _item_load(item_id: int, now: datetime, *, exclude_annotator: Any = None) ->
     return int(judged), int(leased)
 
 
+@functools.cache
 def _next_sql(postgres: bool) -> dict[str, str]:
     """The statements of `assignment_next`, written once: raw SQL because the ORM spent
     more time building these queries than the database spent running them."""
@@ -404,7 +406,10 @@ def assignment_next(
                 .first()
             )
             # gold only while regular work remains for this annotator
-            if gold is not None and _candidate(cursor, sql, campaign, annotator, k, when, [], lock=False):
+            if (
+                gold is not None
+                and _candidate(cursor, sql, campaign, annotator, k, when, [], lock=False) is not None
+            ):
                 return _lease(gold.pk, annotator, campaign, now)
         rejected: list[int] = []
         expires = now + timedelta(seconds=campaign.lease_seconds)
