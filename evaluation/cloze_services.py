@@ -167,7 +167,7 @@ def cloze_run(
             "run": run.pk,
             "release": release,
             "source": str(source),
-            "model": str(model_path),
+            "model": str(Path(model_path).resolve()),
             "model_kind": model.kind,
             "method": run.method,
             "start_token_id": model.start_token_id if model.kind == "causal" else None,
@@ -229,6 +229,14 @@ SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source")
 SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words")
 
 
+def _same_value(key: str, value: Any) -> Any:
+    """Model paths are compared resolved (a part may have recorded one relative to the
+    folder it ran in)."""
+    if key == "model" and isinstance(value, str) and value:
+        return str(Path(value).resolve())
+    return value
+
+
 def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user: Any = None) -> ClozeRun:
     """One run from the output folders of runs of the same model and settings on parts of the data.
 
@@ -243,7 +251,7 @@ def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user:
     first = read[0][1]
     for folder, results, _, _ in read[1:]:
         for key in SAME_IN_EVERY_PART:
-            if results.get(key) != first.get(key):
+            if _same_value(key, results.get(key)) != _same_value(key, first.get(key)):
                 raise ClozeError(f"{folder}: {key} differs from {read[0][0]} ({results.get(key)!r})")
         for key in SAME_SETTINGS:
             if results["settings"].get(key) != first["settings"].get(key):

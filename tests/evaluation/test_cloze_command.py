@@ -318,3 +318,28 @@ def test_runs_of_different_settings_are_not_combined(masked_path, split, tmp_pat
             "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
         )
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.django_db
+def test_a_model_given_by_a_relative_path_is_recorded_resolved_and_combines(
+    masked_path, split, tmp_path, monkeypatch
+):  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(masked_path.parent)
+    for out, model in (("a", masked_path.name), ("b", str(masked_path))):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=model,
+            k=3,
+            limit=1 if out == "a" else 2,
+            offset=0 if out == "a" else 1,
+            pairs=0,
+            out=str(tmp_path / out),
+            verbosity=0,
+        )
+    recorded = json.loads((tmp_path / "a" / "results.json").read_text())["model"]
+    assert recorded == str(masked_path.resolve())
+    call_command(
+        "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
+    )
+    assert len(_read_jsonl(tmp_path / "c" / "dispersion.jsonl")) == 3
