@@ -35,6 +35,15 @@ class Tally:
     def as_dict(self) -> dict[str, int]:
         return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
 
+    def count_existing(self, status: str) -> None:
+        """Count a row that was there before, by what `_refresh` said of it: 'updated'
+        when its content changed; 'moved' (only its provenance changed) and 'unchanged'
+        count as unchanged."""
+        if status == "updated":
+            self.updated += 1
+        else:
+            self.unchanged += 1
+
 
 @dataclass
 class ImportResult:
@@ -304,15 +313,12 @@ def _write_winowhy(
             reason = by_key.get((schema.pk, r.position))
             if reason is None:
                 new_reasons.append(Reason(schema=schema, position=r.position, import_batch=batch, **values))
-            elif (status := _refresh(reason, values, batch)) != "unchanged":
-                changed_reasons.append(reason)
-                if status == "updated":
-                    reasons.updated += 1
-                else:
-                    reasons.unchanged += 1
-                    moved += 1
             else:
-                reasons.unchanged += 1
+                status = _refresh(reason, values, batch)
+                reasons.count_existing(status)
+                if status != "unchanged":
+                    changed_reasons.append(reason)
+                    moved += status == "moved"
     Reason.objects.bulk_create(new_reasons, batch_size=1000)
     if changed_reasons:
         Reason.objects.bulk_update(changed_reasons, [*reason_fields, "import_batch"], batch_size=1000)
@@ -485,15 +491,12 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
                     **values,
                 )
             )
-        elif (status := _refresh(item, values, batch)) != "unchanged":
-            to_update.append(item)
-            if status == "updated":
-                tally.updated += 1
-            else:
-                tally.unchanged += 1
-                moved += 1
         else:
-            tally.unchanged += 1
+            status = _refresh(item, values, batch)
+            tally.count_existing(status)
+            if status != "unchanged":
+                to_update.append(item)
+                moved += status == "moved"
     ComVEItem.objects.bulk_create(to_create, batch_size=2000)
     if to_update:
         ComVEItem.objects.bulk_update(to_update, [*COMVE_FIELDS, "import_batch"], batch_size=1000)
