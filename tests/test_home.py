@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.services import assignment_next, campaign_create, judgment_submit
-
-from .annotation.factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,7 @@ import pytest
 
 from annotation.models import CampaignAnnotator, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
-
-from .factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from annotation.services import (
     judgment_submit,
 )
 from datasets.models import ComVEItem, Reason, Schema
-
-from .factories import ComVEItemFactory, ReasonFactory, SchemaFactory
+from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

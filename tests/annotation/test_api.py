@@ -6,8 +6,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Judgment
 from annotation.services import campaign_annotator_pause, campaign_create
-
-from .factories import ComVEItemFactory, SchemaFactory
+from tests.datasets.factories import ComVEItemFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

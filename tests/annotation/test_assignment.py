@@ -17,8 +17,7 @@ from annotation.services import (
     campaign_status_set,
     judgment_submit,
 )
-
-from .factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Campaign, CampaignItem
 from annotation.services import CampaignError, campaign_annotator_pause, campaign_create
 from annotation.tasks_registry import TASKS
-
-from .factories import ComVEItemFactory, ReasonFactory, SchemaFactory
+from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

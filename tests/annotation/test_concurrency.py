@@ -14,8 +14,7 @@ from django.db import connection, connections
 
 from annotation.models import CampaignItem, Judgment
 from annotation.services import LeaseExpired, assignment_next, campaign_create, judgment_submit
-
-from .factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 
 def _run_crowd(campaign, annotators, *, resend_every=3):

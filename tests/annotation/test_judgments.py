@@ -15,8 +15,7 @@ from annotation.services import (
     judgment_import,
     judgment_submit,
 )
-
-from .factories import ComVEItemFactory, ReasonFactory, SchemaFactory
+from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.services import campaign_create
-
-from .factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from annotation.models import CampaignAnnotator, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
-
-from .factories import ReasonFactory, SchemaFactory
+from tests.datasets.factories import ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -194,7 +193,7 @@ def test_each_task_shows_its_content(client, annotator, task, items, shown, hidd
 
 
 def test_comve_check_hides_the_key(client, annotator):
-    from .factories import ComVEItemFactory
+    from tests.datasets.factories import ComVEItemFactory
 
     ComVEItemFactory(references=["SECRET REFERENCE"])
     campaign_create(name="cc", task="comve_check", items="comve")

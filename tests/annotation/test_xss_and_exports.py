@@ -17,8 +17,7 @@ from annotation.services import (
     judgment_submit,
 )
 from datasets.models import Reason
-
-from .factories import ReasonFactory, SchemaFactory
+from tests.datasets.factories import ReasonFactory, SchemaFactory
 
 EVIL = [
     "<script>alert('x')</script>",

@@ -7,7 +7,7 @@ from annotation.models import Campaign, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
 from config.roles import Role
 from datasets.models import ComVEItem, Reason
-from tests.annotation.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
+from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

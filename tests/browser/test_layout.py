@@ -4,7 +4,7 @@ instead of making it wider than the window."""
 import pytest
 
 from annotation.services import campaign_create
-from tests.annotation.factories import SchemaFactory
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

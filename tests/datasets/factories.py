@@ -1,25 +1,25 @@
-"""Factories for the datasets items (original test sentences)."""
-
-from __future__ import annotations
+"""Rows of the data sets for tests: one WSC schema, reason and ComVE pair, each with the
+canonical example text (the importers are tested on real files elsewhere)."""
 
 import factory
 
-from datasets.models import ComVEItem, Reason, Schema
+from datasets.models import ComVEItem, Reason, ReasonOrigin, Schema
 
 
 class SchemaFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Schema
 
-    collection = "tests"
-    external_id = factory.Sequence(str)
-    text_before = factory.Sequence(lambda n: f"The lamp {n} did not fit in the box because")
+    collection = "wsc273"
+    external_id = factory.Sequence(lambda n: str(n))
+    text_before = "The trophy doesn't fit into the suitcase because"
     pronoun = "it"
-    text_after = "was too big."
-    candidate_a = "The lamp"
-    candidate_b = "The box"
+    text_after = "is too large."
+    candidate_a = "the trophy"
+    candidate_b = "the suitcase"
     answer = "A"
-    source_file = "tests.json"
+    source = "test"
+    source_file = "test.json"
     source_row = factory.Sequence(lambda n: n + 1)
     file_checksum = "0" * 64
 
@@ -29,14 +29,11 @@ class ReasonFactory(factory.django.DjangoModelFactory):
         model = Reason
 
     schema = factory.SubFactory(SchemaFactory)
-    position = factory.Sequence(int)
-    text = factory.Sequence(lambda n: f"Lamps are bulky, reason {n}.")
-    origin = "human"
-    plausibility = 1.0
-    label = "positive"
-    source_label = "Valid"
-    source_file = "tests.json"
-    source_row = 1
+    position = factory.Sequence(lambda n: n)
+    text = factory.Sequence(lambda n: f"big things do not fit into smaller things ({n})")
+    origin = ReasonOrigin.HUMAN
+    source_file = "test.json"
+    source_row = factory.Sequence(lambda n: n + 1)
     file_checksum = "0" * 64
 
 
@@ -45,20 +42,20 @@ class ComVEItemFactory(factory.django.DjangoModelFactory):
         model = ComVEItem
 
     dataset = "comve"
-    split = "dev"
-    external_id = factory.Sequence(str)
-    statement_0 = "She poured tea into the cup."
-    statement_1 = "She poured tea into the fork."
+    split = "test"
+    external_id = factory.Sequence(lambda n: str(n))
+    statement_0 = "He put a turkey into the fridge."
+    statement_1 = "He put an elephant into the fridge."
     false_index = 1
-    false_statement = "She poured tea into the fork."
-    option_a = "A fork cannot hold liquid."
-    option_b = "Tea is hot."
-    option_c = "Cups are round."
+    false_statement = "He put an elephant into the fridge."
+    option_a = "An elephant is much bigger than a fridge."
+    option_b = "Elephants are usually gray."
+    option_c = "An elephant cannot eat a turkey."
     correct_option = "A"
-    references = ["A fork has gaps, so tea runs through it."]
+    references = factory.LazyFunction(lambda: ["An elephant is too big for a fridge."])
     has_a = True
     has_b = True
     has_c = True
-    source_file = "tests.csv"
+    source_file = "test.csv"
     source_row = factory.Sequence(lambda n: n + 1)
     file_checksum = "0" * 64

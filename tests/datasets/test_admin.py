@@ -27,7 +27,9 @@ def make_rows(n: int) -> None:
     for a, b in zip(schemas[::2], schemas[1::2], strict=False):
         a.twin, b.twin = b, a
     Schema.objects.bulk_update(schemas, ["twin"])
-    Reason.objects.bulk_create(ReasonFactory.build(schema=s, position=0, import_batch=batch) for s in schemas)
+    Reason.objects.bulk_create(
+        ReasonFactory.build(schema=s, position=0, import_batch=batch, label="positive") for s in schemas
+    )
     ComVEItem.objects.bulk_create(ComVEItemFactory.build_batch(n, import_batch=batch))
     for i in range(min(n, 50)):
         ImportBatch.objects.create(format="comve", files=[{"name": f"f{i}.csv"}])
@@ -60,7 +62,7 @@ def test_changelists_show_labels_and_filter(admin_client):
     assert response.context["cl"].result_count == 1
     response = admin_client.get("/admin/datasets/reason/?label__exact=positive&origin__exact=human")
     assert response.context["cl"].result_count == 4
-    response = admin_client.get("/admin/datasets/comveitem/?split__exact=dev&q=fork")
+    response = admin_client.get("/admin/datasets/comveitem/?split__exact=test&q=elephant")
     assert response.context["cl"].result_count == 4
     response = admin_client.get("/admin/datasets/schema/?knowledge_type=Spatial")
     assert response.context["cl"].result_count == 0
