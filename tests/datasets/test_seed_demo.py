@@ -9,7 +9,9 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
 from config.roles import user_roles
-from datasets.models import ComVEItem, Reason, Schema
+from datasets.models import ComVEItem, Reason, Release, ReleaseStatus, Schema
+from datasets.releases.exports import verify_folder
+from datasets.releases.services import release_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +88,34 @@ def test_seed_demo_refuses_to_run_in_production(settings):
     with pytest.raises(CommandError):
         seed()
     assert get_user_model().objects.count() == 0
+
+
+def release_demo() -> str:
+    out = StringIO()
+    call_command("release_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_release_demo_publishes_the_demo_schemas_and_reasons_once(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    seed()
+    out = release_demo()
+    releases = {r.name: r for r in Release.objects.all()}
+    assert set(releases) == {"demo-wsc", "demo-winowhy"}, out
+    assert releases["demo-wsc"].item_count == 6
+    assert releases["demo-winowhy"].item_count == Reason.objects.filter(schema__collection="demo").count()
+    for release in releases.values():
+        assert release.status == ReleaseStatus.PUBLISHED and release.version == "1.0.0"
+        assert release.published_by.username == "curator"
+        assert verify_folder(manifest=release.manifest, folder=release_folder(release)) == []
+    manifests = {r.name: r.manifest for r in Release.objects.all()}
+    again = release_demo()
+    assert "exists (published); left as it is" in again
+    assert {r.name: r.manifest for r in Release.objects.all()} == manifests
+    assert Release.objects.count() == 2
+
+
+def test_release_demo_without_the_demo_data_says_to_seed_first():
+    with pytest.raises(CommandError, match="seed_demo"):
+        release_demo()
+    assert not Release.objects.exists()
