@@ -274,12 +274,22 @@ def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user:
     dispersion["statements_per_second"] = (
         round(len(dispersion_records) / dispersion["seconds"], 4) if dispersion["seconds"] else None
     )
-    dispersion["requested"] = sum(r["dispersion"].get("requested", 0) for _, r, _, _ in read)
-    dispersion["interrupted"] = any(r["dispersion"].get("interrupted") for _, r, _, _ in read)
+    # A part asked for the statements [offset, offset + requested) and, as it goes in
+    # order, did the first `statements` of them; the union is interrupted only where
+    # no part did what some part asked for (an interrupted part finished by another is not).
+    asked: set[int] = set()
+    done: set[int] = set()
+    for _, r, _, _ in read:
+        start = int(r["settings"].get("offset") or 0)
+        asked.update(range(start, start + int(r["dispersion"].get("requested", 0))))
+        done.update(range(start, start + int(r["dispersion"].get("statements", 0))))
+    dispersion["requested"] = len(asked)
+    dispersion["interrupted"] = not asked <= done
     confidence = confidence_summary(confidence_records)
     confidence["seconds"] = round(sum(r["confidence"].get("seconds", 0) for _, r, _, _ in read), 3)
-    confidence["requested"] = sum(r["confidence"].get("requested", 0) for _, r, _, _ in read)
-    confidence["interrupted"] = any(r["confidence"].get("interrupted") for _, r, _, _ in read)
+    # every part takes the pairs from the first one
+    confidence["requested"] = max(int(r["confidence"].get("requested", 0)) for _, r, _, _ in read)
+    confidence["interrupted"] = confidence["pairs"] < confidence["requested"]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = {

@@ -298,6 +298,28 @@ def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split,
     assert combined["confidence"]["correct"] == whole["confidence"]["correct"]
     assert combined["combined_from"] == [str(tmp_path / "a"), str(tmp_path / "b")]
     assert ClozeRun.objects.filter(pk=combined["run"], status=ClozeRunStatus.DONE).exists()
+    # statements 0-3 and 3-5 asked for: six, all done (the overlap is not counted twice)
+    assert combined["dispersion"]["requested"] == 6 and combined["confidence"]["requested"] == 3
+    assert combined["interrupted"] is False
+
+    # part a as if it had been asked for 0-5 and stopped after 4: finished by part b
+    # (3-5), not by a part that did only statement 5
+    results_a = json.loads((tmp_path / "a" / "results.json").read_text())
+    results_a["dispersion"].update(requested=6, interrupted=True)
+    results_a["interrupted"] = True
+    (tmp_path / "a" / "results.json").write_text(json.dumps(results_a))
+    run("b5", offset=5, limit=1, pairs=0)
+    for other, interrupted, requested in (("b", False, 6), ("b5", True, 6)):
+        call_command(
+            "cloze",
+            combine=[str(tmp_path / "a"), str(tmp_path / other)],
+            out=str(tmp_path / f"c-{other}"),
+            verbosity=0,
+        )
+        combined = json.loads((tmp_path / f"c-{other}" / "results.json").read_text())
+        assert combined["interrupted"] is interrupted, other
+        assert combined["dispersion"]["interrupted"] is interrupted
+        assert combined["dispersion"]["requested"] == requested
 
 
 @pytest.mark.django_db
