@@ -17,6 +17,7 @@ from evaluation.cloze.data import PairFileError, read_pairs, statements_of
 from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
 from evaluation.cloze.experiments import SCORES, run_confidence, run_dispersion
 from evaluation.models import ClozeRun, ClozeRunStatus
+from evaluation.scorers.types import start_token_parse
 
 
 class ClozeError(Exception):
@@ -33,6 +34,7 @@ class ClozeSettings:
     offset: int = 0  # experiment 1 starts at this statement (to split a long run)
     pairs: int | None = 100  # pairs for experiment 2 (None: all)
     kind: str | None = None  # force "masked" or "causal" for a folder
+    start_token: str | int | None = None  # causal LMs: "bos" (None), "eos" or a token id
 
 
 def cloze_source_resolve(*, release: str) -> Path:
@@ -67,6 +69,10 @@ def _validate(settings: ClozeSettings) -> None:
             raise ClozeError(f"{name} must not be negative")
     if settings.kind not in (None, "masked", "causal"):
         raise ClozeError("kind is masked or causal")
+    try:
+        start_token_parse(settings.start_token)
+    except ValueError as exc:
+        raise ClozeError(str(exc)) from exc
 
 
 class _JsonlWriter:
@@ -111,7 +117,9 @@ def cloze_run(
     except EmbeddingFileError as exc:
         raise ClozeError(str(exc)) from exc
     try:
-        model = load_cloze_model(model_path, kind=settings.kind)
+        model = load_cloze_model(
+            model_path, kind=settings.kind, start_token=start_token_parse(settings.start_token)
+        )
     except ModelLoadError as exc:
         raise ClozeError(str(exc)) from exc
     vectors: WordVectors = glove or ModelInputVectors(
@@ -171,6 +179,7 @@ def cloze_run(
             "model_kind": model.kind,
             "method": run.method,
             "start_token_id": model.start_token_id if model.kind == "causal" else None,
+            "start_token": model.start_token if model.kind == "causal" else None,
             "embeddings": run.embeddings,
             "settings": run_settings,
             "dispersion": dispersion,
@@ -225,7 +234,7 @@ def _read_part(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list
     return results, dispersion, confidence
 
 
-SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source")
+SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source", "start_token_id")
 SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words")
 
 
@@ -299,7 +308,7 @@ def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user:
     results = {
         **{key: first.get(key) for key in SAME_IN_EVERY_PART},
         "release": first.get("release"),
-        "start_token_id": first.get("start_token_id"),
+        "start_token": first.get("start_token"),
         "settings": settings,
         "dispersion": dispersion,
         "confidence": confidence,

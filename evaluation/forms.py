@@ -19,6 +19,12 @@ class RunStartForm(forms.Form):
         max_length=500, required=False, help_text="Local Hugging Face folder or GGUF file on the server"
     )
     predictions = forms.FileField(required=False, help_text="For the method 'uploaded predictions'")
+    start_token = forms.CharField(
+        max_length=12,
+        required=False,
+        help_text="Causal LMs: bos (default), eos or a token id, the token every text is conditioned on",
+        validators=[RegexValidator(r"^(bos|eos|\d+)$", "give bos, eos or a token id")],
+    )
     seed = forms.IntegerField(initial=0, min_value=0)
     limit = forms.IntegerField(required=False, min_value=1, help_text="Score only the first N items")
     generate_explanations = forms.BooleanField(

@@ -28,7 +28,7 @@ from evaluation.metrics.winowhy import cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
-from evaluation.scorers.types import MODEL_METHODS
+from evaluation.scorers.types import MODEL_METHODS, start_token_parse
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +113,7 @@ def evaluation_run_create(
     threads: int | None = None,
     out_dir: str = "",
     generate_explanations: bool = False,
+    start_token: str | int | None = None,
     created_by: Any = None,
 ) -> EvaluationRun:
     """Validate and store a queued run (nothing is scored yet)."""
@@ -139,6 +140,12 @@ def evaluation_run_create(
         raise EvaluationError("batch size must be at least 1")
     if threads is not None and threads < 1:
         raise EvaluationError("threads must be at least 1")
+    try:
+        start = start_token_parse(start_token)
+    except ValueError as exc:
+        raise EvaluationError(str(exc)) from exc
+    if start is not None and method not in MODEL_METHODS:
+        raise EvaluationError(f"a start token applies to model methods, not to {method!r}")
     with transaction.atomic():
         run = EvaluationRun.objects.create(
             release_name=folder.name,
@@ -155,6 +162,7 @@ def evaluation_run_create(
                 "batch_size": batch_size,
                 "threads": threads,
                 "generate_explanations": generate_explanations,
+                "start_token": start,
             },
             created_by=created_by if getattr(created_by, "pk", None) else None,
         )
@@ -215,7 +223,11 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
             t = time.perf_counter()
             from evaluation.modeling import load_model
 
-            model = load_model(run.model_path, threads=run.settings.get("threads") or None)
+            model = load_model(
+                run.model_path,
+                threads=run.settings.get("threads") or None,
+                start_token=run.settings.get("start_token"),
+            )
             timing["load_seconds"] = time.perf_counter() - t
             run.model_identity = dict(getattr(model, "settings", {}) or {})
         else:

@@ -60,6 +60,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 seed=data["seed"] or 0,
                 limit=data["limit"],
                 generate_explanations=data["generate_explanations"],
+                start_token=data["start_token"] or None,
                 created_by=request.user,
             )
         except EvaluationError as exc:

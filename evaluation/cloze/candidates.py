@@ -40,6 +40,7 @@ class ClozeModel:
     tokenizer: Any
     kind: str
     start_token_id: int | None = None
+    start_token: str | None = None  # its text, as recorded in the results
     name: str = ""
     # Causal re-ranking through the left context's key/value cache (False: score every
     # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
@@ -251,7 +252,9 @@ class ClozeModel:
         return result
 
 
-def load_cloze_model(path: str | Path, *, kind: str | None = None) -> ClozeModel:
+def load_cloze_model(
+    path: str | Path, *, kind: str | None = None, start_token: str | int | None = None
+) -> ClozeModel:
     """A local Hugging Face folder or a GGUF file, loaded by ``evaluation.modeling.load_model``
     (the loader every scorer uses: offline only, GGUF told by its magic bytes, the kind from
     the configuration, the causal start token chosen and recorded there). ``kind`` checks
@@ -259,7 +262,7 @@ def load_cloze_model(path: str | Path, *, kind: str | None = None) -> ClozeModel
     from evaluation import modeling
 
     try:
-        loaded = modeling.load_model(path)
+        loaded = modeling.load_model(path, start_token=start_token)
     except modeling.ModelLoadError as exc:
         raise ModelLoadError(str(exc)) from exc
     if kind is not None and kind != loaded.kind:
@@ -269,5 +272,6 @@ def load_cloze_model(path: str | Path, *, kind: str | None = None) -> ClozeModel
         tokenizer=loaded.tokenizer,
         kind=loaded.kind,
         start_token_id=loaded.start_token_id,
+        start_token=loaded.settings.get("start_token"),
         name=str(path),
     )

@@ -14,6 +14,26 @@ MODEL_METHODS: tuple[str, ...] = ("full", "partial", "pll")
 Method = Literal["full", "partial", "pll", "random", "majority", "first", "predictions"]
 Variant = Literal["original", "switched"]
 
+START_HELP = (
+    "causal LMs: the token every text is conditioned on: bos (the tokenizer's BOS token, "
+    "else EOS; the default), eos, or a token id; recorded with the run"
+)
+
+
+def start_token_parse(value: str | int | None) -> str | int | None:
+    """'bos', 'eos' or a token id (as text or int) -> what `load_model` takes; else ValueError."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("bos", "eos"):
+        return text
+    if text.isdigit():
+        return int(text)
+    raise ValueError(f"start token must be bos, eos or a token id, not {value!r}")
+
+
 #: progress(done, total): called after each batch, and once with done == total at the end.
 Progress = Callable[[int, int], None]
 

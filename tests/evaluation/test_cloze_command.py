@@ -128,6 +128,36 @@ def test_cloze_command_with_a_causal_model_says_it_re_ranked_proposals(causal_pa
 
 
 @pytest.mark.django_db
+def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(causal_path, split, tmp_path):
+    def run(out, **options):
+        call_command(
+            "cloze",
+            release=str(split),
+            model=str(causal_path),
+            limit=2,
+            pairs=0,
+            k=3,
+            propose=6,
+            out=str(tmp_path / out),
+            verbosity=0,
+            **options,
+        )
+        return json.loads((tmp_path / out / "results.json").read_text())
+
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(causal_path)
+    bos, eos = run("bos"), run("eos", start_token="eos", offset=2)
+    assert bos["start_token_id"] == tokenizer.bos_token_id and bos["start_token"] == tokenizer.bos_token
+    assert eos["start_token_id"] == tokenizer.eos_token_id and eos["start_token"] == tokenizer.eos_token
+    assert bos["start_token_id"] != eos["start_token_id"]
+    with pytest.raises(CommandError, match="start_token_id differs"):
+        call_command("cloze", combine=[str(tmp_path / "bos"), str(tmp_path / "eos")], out=str(tmp_path / "c"))
+    with pytest.raises(CommandError, match="start token must be bos, eos or a token id"):
+        run("bad", start_token="first")
+
+
+@pytest.mark.django_db
 def test_cloze_reads_a_release_folder_with_comve_a_jsonl(masked_path, tmp_path):
     release = tmp_path / "release"
     release.mkdir()

@@ -231,3 +231,33 @@ def test_the_thread_count_asked_for_is_used_and_recorded(tmp_path, tiny_causal):
     assert run.settings["threads"] == 1 and run.model_identity["threads"] == 1
     with pytest.raises(EvaluationError, match="threads must be at least 1"):
         evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal), threads=0)
+
+
+def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_path, tiny_causal):  # type: ignore[no-untyped-def]
+    release = write_wsc_release(tmp_path / "r")
+
+    def run(start_token):  # type: ignore[no-untyped-def]
+        return evaluation_run(
+            run=evaluation_run_create(
+                release=str(release), method="full", model_path=str(tiny_causal), start_token=start_token
+            )
+        )
+
+    default, eos, by_id = run(None), run("eos"), run("2")
+    assert (
+        default.model_identity["start_token"] == "<s>"
+        and default.model_identity["start_token_source"] == "bos"
+    )
+    assert eos.model_identity["start_token"] == "</s>" and eos.model_identity["start_token_source"] == "eos"
+    assert eos.settings["start_token"] == "eos" and by_id.settings["start_token"] == 2
+    assert by_id.model_identity["start_token_id"] == 2 and by_id.model_identity["start_token_source"] == "id"
+    scores = {
+        name: [line["scores"] for line in _lines(r)]
+        for name, r in (("bos", default), ("eos", eos), ("id", by_id))
+    }
+    assert scores["eos"] == scores["id"]  # the same token, asked for two ways
+    assert scores["eos"] != scores["bos"]  # another context gives other log-probabilities
+    with pytest.raises(EvaluationError, match="start token must be bos, eos or a token id, not 'first'"):
+        run("first")
+    with pytest.raises(EvaluationError, match="a start token applies to model methods"):
+        evaluation_run_create(release=str(release), method="majority", start_token="eos")

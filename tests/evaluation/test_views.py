@@ -113,6 +113,21 @@ def test_starting_a_run_on_a_missing_release_shows_the_reason_and_stores_nothing
     assert not EvaluationRun.objects.exists()
 
 
+def test_a_start_token_that_is_not_bos_eos_or_an_id_is_refused_on_the_page(client, researcher, release):
+    client.force_login(researcher)
+    response = client.post(
+        reverse("evaluation:run-list"),
+        {"release": str(release), "method": "first", "seed": 0, "start_token": "<s>"},
+    )
+    assert response.status_code == 400 and b"give bos, eos or a token id" in response.content
+    response = client.post(
+        reverse("evaluation:run-list"),
+        {"release": str(release), "method": "first", "seed": 0, "start_token": "eos"},
+    )
+    assert response.status_code == 400 and b"a start token applies to model methods" in response.content
+    assert not EvaluationRun.objects.exists()
+
+
 def test_run_task_is_idempotent(release):
     run = evaluation_run_create(release=str(release), method="first")
     assert evaluation_run_task(run_id=run.pk) == "done"

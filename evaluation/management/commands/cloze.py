@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_results_combine, cloze_run
+from evaluation.scorers.types import START_HELP
 
 
 class Command(BaseCommand):
@@ -57,6 +58,7 @@ class Command(BaseCommand):
             "--max-span", type=int, default=3, help="longest differing span in words (default 3)"
         )
         parser.add_argument("--kind", choices=["masked", "causal"], help="force the model kind of a folder")
+        parser.add_argument("--start-token", default=None, help=START_HELP)
         parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
         parser.add_argument("--out", required=True, help="output folder")
 
@@ -83,6 +85,7 @@ class Command(BaseCommand):
             offset=options["offset"],
             pairs=options["pairs"],
             kind=options["kind"],
+            start_token=options["start_token"],
         )
         verbose = options["verbosity"] >= 2
 
@@ -110,7 +113,9 @@ class Command(BaseCommand):
 
     def _report(self, run: Any) -> None:
         d, c = run.results["dispersion"], run.results["confidence"]
-        self.stdout.write(f"cloze run #{run.pk}: {run.method}; vectors: {run.embeddings}")
+        start = run.results.get("start_token")
+        conditioned = f"; start token {start!r}" if start else ""
+        self.stdout.write(f"cloze run #{run.pk}: {run.method}{conditioned}; vectors: {run.embeddings}")
         self.stdout.write(
             f"experiment 1: {d['scored']}/{d['statements']} statements, "
             f"r(acc, prec) uniform {d['pearson_accuracy_precision_uniform']}, "

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.models import Method
+from evaluation.scorers.types import START_HELP
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 
 
@@ -34,6 +35,7 @@ class Command(BaseCommand):
             help="uploaded predictions: WSC JSONL/CSV (id, prediction[, variant]); WinoWhy id,score; "
             "ComVE a folder with subtaskA/B/C_answers.csv",
         )
+        parser.add_argument("--start-token", default=None, help=START_HELP)
         parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
         parser.add_argument("--limit", type=int, default=None, help="score only the first N items")
         parser.add_argument("--batch-size", type=int, default=32)
@@ -63,6 +65,7 @@ class Command(BaseCommand):
                 threads=options["threads"],
                 out_dir=options["out"],
                 generate_explanations=options["generate_explanations"],
+                start_token=options["start_token"],
             )
         except EvaluationError as exc:
             raise CommandError(str(exc)) from exc
