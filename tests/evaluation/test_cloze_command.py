@@ -56,6 +56,12 @@ def _read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _cloze(split, model, out, **options):  # type: ignore[no-untyped-def]
+    """Run the command with k = 3 and return its results.json."""
+    call_command("cloze", release=str(split), model=str(model), k=3, out=str(out), verbosity=0, **options)
+    return json.loads((out / "results.json").read_text())
+
+
 @pytest.mark.django_db
 def test_cloze_command_writes_results_and_records_the_run_with_a_masked_model(
     masked_path, split, glove_file, tmp_path
@@ -130,19 +136,7 @@ def test_cloze_command_with_a_causal_model_says_it_re_ranked_proposals(causal_pa
 @pytest.mark.django_db
 def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(causal_path, split, tmp_path):
     def run(out, **options):
-        call_command(
-            "cloze",
-            release=str(split),
-            model=str(causal_path),
-            limit=2,
-            pairs=0,
-            k=3,
-            propose=6,
-            out=str(tmp_path / out),
-            verbosity=0,
-            **options,
-        )
-        return json.loads((tmp_path / out / "results.json").read_text())
+        return _cloze(split, causal_path, tmp_path / out, limit=2, pairs=0, propose=6, **options)
 
     from transformers import AutoTokenizer
 
@@ -295,16 +289,7 @@ def test_an_unknown_run_is_not_found(client, researcher):
 @pytest.mark.django_db
 def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split, tmp_path):
     def run(out, **options):
-        call_command(
-            "cloze",
-            release=str(split),
-            model=str(masked_path),
-            k=3,
-            out=str(tmp_path / out),
-            verbosity=0,
-            **options,
-        )
-        return json.loads((tmp_path / out / "results.json").read_text())
+        return _cloze(split, masked_path, tmp_path / out, **options)
 
     whole = run("whole", limit=6, pairs=3)
     run("a", limit=4, pairs=3)
