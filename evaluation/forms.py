@@ -20,10 +20,11 @@ class RunStartForm(forms.Form):
     )
     predictions = forms.FileField(required=False, help_text="For the method 'uploaded predictions'")
     start_token = forms.CharField(
-        max_length=12,
+        max_length=64,
         required=False,
-        help_text="Causal LMs: bos (default), eos or a token id, the token every text is conditioned on",
-        validators=[RegexValidator(r"^(bos|eos|\d+)$", "give bos, eos or a token id")],
+        help_text="Causal LMs: the token every text is conditioned on: bos (default), eos, "
+        "a token id or a token's text such as <|endoftext|>",
+        validators=[RegexValidator(r"^\S+$", "give bos, eos, a token id or a token's text (no spaces)")],
     )
     seed = forms.IntegerField(initial=0, min_value=0)
     limit = forms.IntegerField(required=False, min_value=1, help_text="Score only the first N items")

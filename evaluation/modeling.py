@@ -117,7 +117,8 @@ def load_model(
     """Load a causal or masked LM from a local folder or GGUF file; never touches the network.
 
     start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
-    tokenizer has none; "eos" = the EOS token; an int = that token id.
+    tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
+    token of that text (it must be in the vocabulary).
     """
     _offline()
     import transformers
@@ -179,8 +180,13 @@ def load_model(
             start_token_id, start_source = int(tokenizer.bos_token_id), "bos"
         elif start_token in (None, "bos", "eos") and tokenizer.eos_token_id is not None:
             start_token_id, start_source = int(tokenizer.eos_token_id), "eos"
-        elif start_token not in (None, "bos", "eos"):
-            raise ModelLoadError(f"start_token must be 'bos', 'eos' or a token id, not {start_token!r}")
+        elif isinstance(start_token, str) and start_token not in ("bos", "eos"):
+            token_id = tokenizer.convert_tokens_to_ids(start_token)
+            if not isinstance(token_id, int) or (
+                token_id == tokenizer.unk_token_id and start_token != tokenizer.unk_token
+            ):
+                raise ModelLoadError(f"{path}: start token {start_token!r} is not a token of this tokenizer")
+            start_token_id, start_source = token_id, "token"
         else:
             raise ModelLoadError(
                 f"{path}: the tokenizer has neither a BOS nor an EOS token to condition the first word on"

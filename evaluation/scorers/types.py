@@ -16,22 +16,28 @@ Variant = Literal["original", "switched"]
 
 START_HELP = (
     "causal LMs: the token every text is conditioned on: bos (the tokenizer's BOS token, "
-    "else EOS; the default), eos, or a token id; recorded with the run"
+    "else EOS; the default), eos, a token id or a token's text (e.g. '<|endoftext|>'); "
+    "recorded with the run"
 )
 
 
 def start_token_parse(value: str | int | None) -> str | int | None:
-    """'bos', 'eos' or a token id (as text or int) -> what `load_model` takes; else ValueError."""
+    """'bos', 'eos', a token id (as text or int) or a token's text -> what `load_model`
+    takes (whether the token exists is the loader's check); ValueError for anything else."""
     if value is None or value == "":
         return None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"start token must be bos, eos, a token id or a token's text, not {value!r}")
+    if isinstance(value, int):
         return value
-    text = str(value).strip().lower()
-    if text in ("bos", "eos"):
-        return text
+    text = value.strip()
+    if text.lower() in ("bos", "eos"):
+        return text.lower()
     if text.isdigit():
         return int(text)
-    raise ValueError(f"start token must be bos, eos or a token id, not {value!r}")
+    if not text or len(text) > 64 or any(c.isspace() for c in text):
+        raise ValueError(f"start token must be bos, eos, a token id or a token's text, not {value!r}")
+    return text
 
 
 #: progress(done, total): called after each batch, and once with done == total at the end.

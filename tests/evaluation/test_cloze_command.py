@@ -147,8 +147,9 @@ def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(c
     assert bos["start_token_id"] != eos["start_token_id"]
     with pytest.raises(CommandError, match="start_token_id differs"):
         call_command("cloze", combine=[str(tmp_path / "bos"), str(tmp_path / "eos")], out=str(tmp_path / "c"))
-    with pytest.raises(CommandError, match="start token must be bos, eos or a token id"):
-        run("bad", start_token="first")
+    with pytest.raises(CommandError, match="start token 'nowhere' is not a token of this tokenizer"):
+        run("bad", start_token="nowhere")
+    assert not (tmp_path / "bad" / "results.json").exists()
 
 
 @pytest.mark.django_db

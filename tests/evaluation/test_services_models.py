@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from evaluation.models import RunStatus
+from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 from tests.evaluation.factories import (
     COMVE_A,
@@ -243,7 +243,7 @@ def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_pat
             )
         )
 
-    default, eos, by_id = run(None), run("eos"), run("2")
+    default, eos, by_id, by_text = run(None), run("eos"), run("2"), run("</s>")
     assert (
         default.model_identity["start_token"] == "<s>"
         and default.model_identity["start_token_source"] == "bos"
@@ -253,11 +253,18 @@ def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_pat
     assert by_id.model_identity["start_token_id"] == 2 and by_id.model_identity["start_token_source"] == "id"
     scores = {
         name: [line["scores"] for line in _lines(r)]
-        for name, r in (("bos", default), ("eos", eos), ("id", by_id))
+        for name, r in (("bos", default), ("eos", eos), ("id", by_id), ("text", by_text))
     }
-    assert scores["eos"] == scores["id"]  # the same token, asked for two ways
+    assert (
+        by_text.model_identity["start_token_id"] == 2
+        and by_text.model_identity["start_token_source"] == "token"
+    )
+    assert scores["eos"] == scores["id"] == scores["text"]  # the same token, asked for three ways
     assert scores["eos"] != scores["bos"]  # another context gives other log-probabilities
-    with pytest.raises(EvaluationError, match="start token must be bos, eos or a token id, not 'first'"):
-        run("first")
+    with pytest.raises(EvaluationError, match="start token 'nowhere' is not a token of this tokenizer"):
+        run("nowhere")  # known only when the model loads: the run fails with the reason
+    assert EvaluationRun.objects.order_by("-pk").first().status == RunStatus.FAILED
+    with pytest.raises(EvaluationError, match="start token must be bos, eos, a token id or a token's text"):
+        run("two words")
     with pytest.raises(EvaluationError, match="a start token applies to model methods"):
         evaluation_run_create(release=str(release), method="majority", start_token="eos")
