@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils.html import escape
 
 from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_run
 from evaluation.models import ClozeRun, ClozeRunStatus
@@ -134,7 +135,9 @@ def test_cloze_command_with_a_causal_model_says_it_re_ranked_proposals(causal_pa
 
 
 @pytest.mark.django_db
-def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(causal_path, split, tmp_path):
+def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(
+    causal_path, split, tmp_path, client, researcher
+):
     def run(out, **options):
         return _cloze(split, causal_path, tmp_path / out, limit=2, pairs=0, propose=6, **options)
 
@@ -145,6 +148,9 @@ def test_the_causal_start_token_is_chosen_recorded_and_kept_apart_in_a_combine(c
     assert bos["start_token_id"] == tokenizer.bos_token_id and bos["start_token"] == tokenizer.bos_token
     assert eos["start_token_id"] == tokenizer.eos_token_id and eos["start_token"] == tokenizer.eos_token
     assert bos["start_token_id"] != eos["start_token_id"]
+    client.force_login(researcher)
+    page = client.get(reverse("cloze:run-detail", args=[eos["run"]])).content.decode()
+    assert f"<code>{escape(tokenizer.eos_token)}</code> (id {tokenizer.eos_token_id})" in page
     with pytest.raises(CommandError, match="start_token_id differs"):
         call_command("cloze", combine=[str(tmp_path / "bos"), str(tmp_path / "eos")], out=str(tmp_path / "c"))
     with pytest.raises(CommandError, match="start token 'nowhere' is not a token of this tokenizer"):
