@@ -22,7 +22,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation import release_data
-from evaluation.metrics.comve import SUBMISSION_FILES, choice_accuracy, subtask_c_bleu, write_submission
+from evaluation.metrics.comve import (
+    SUBMISSION_FILES,
+    choice_accuracy,
+    length_normalised_choice,
+    subtask_c_bleu,
+    write_submission,
+)
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
 from evaluation.metrics.winowhy import cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
@@ -528,6 +534,10 @@ def _evaluate_comve(
             )
             a_scores = [[flat[2 * i], flat[2 * i + 1]] for i in range(len(data.a))]
             preds = ["0" if s[0] < s[1] else "1" for s in a_scores]  # ties: statement 0
+            a_norm = [
+                str(length_normalised_choice(s, x.statements, lowest=True))
+                for s, x in zip(a_scores, data.a, strict=True)
+            ]
         elif method == "predictions":
             preds = _take(uploaded, "A", [x.id for x in data.a])
         else:
@@ -537,6 +547,8 @@ def _evaluate_comve(
             dict(zip([x.id for x in data.a], preds, strict=True)),
         )
         metrics["a"] = {**acc.as_dict(), "significance": accuracy_significance(acc.correct, acc.n)}
+        if a_scores:
+            metrics["a"]["length_normalised"] = _normalised_accuracy(golds, a_norm)
         submissions[SUBMISSION_FILES["A"]] = [(x.id, p) for x, p in zip(data.a, preds, strict=True)]
         for i, (x, p, g) in enumerate(zip(data.a, preds, golds, strict=True)):
             records.append(
@@ -547,6 +559,7 @@ def _evaluate_comve(
                     "prediction": p,
                     "gold": g,
                     "correct": p == g,
+                    **({"prediction_norm": a_norm[i]} if a_scores else {}),
                 }
             )
         writer(len(data.a))
@@ -567,6 +580,9 @@ def _evaluate_comve(
             )
             b_scores = [flat[3 * i : 3 * i + 3] for i in range(len(data.b))]
             preds = ["ABC"[max(range(3), key=lambda k, s=s: (s[k], -k))] for s in b_scores]  # type: ignore[misc]
+            b_norm = [
+                "ABC"[length_normalised_choice(s, x.options)] for s, x in zip(b_scores, data.b, strict=True)
+            ]
         elif method == "predictions":
             preds = _take(uploaded, "B", [x.id for x in data.b])
         else:
@@ -579,6 +595,8 @@ def _evaluate_comve(
             **acc.as_dict(),
             "significance": accuracy_significance(acc.correct, acc.n, chance=1 / 3),
         }
+        if b_scores:
+            metrics["b"]["length_normalised"] = _normalised_accuracy(golds, b_norm)
         submissions[SUBMISSION_FILES["B"]] = [(x.id, p) for x, p in zip(data.b, preds, strict=True)]
         for i, (xb, p, g) in enumerate(zip(data.b, preds, golds, strict=True)):
             records.append(
@@ -589,6 +607,7 @@ def _evaluate_comve(
                     "prediction": p,
                     "gold": g,
                     "correct": p == g,
+                    **({"prediction_norm": b_norm[i]} if b_scores else {}),
                 }
             )
         writer(len(data.a) + len(data.b))
@@ -640,6 +659,18 @@ def _evaluate_comve(
         "subtask": "A" if "a" in metrics else "B",
     }
     return metrics, records, submissions, len(records)
+
+
+def _normalised_accuracy(golds: list[str], predictions: list[str]) -> dict[str, Any]:
+    """Accuracy of the predictions by log-likelihood per character (lm-eval's acc_norm)."""
+    correct = sum(1 for g, p in zip(golds, predictions, strict=True) if g == p)
+    return {
+        "accuracy": correct / len(golds) if golds else None,
+        "correct": correct,
+        "n": len(golds),
+        "wilson_95": list(wilson_interval(correct, len(golds))),
+        "rule": "log-likelihood divided by the text's length in characters (lm-evaluation-harness acc_norm)",
+    }
 
 
 def _comve_uploads(path: Path) -> dict[str, dict[str, str]]:

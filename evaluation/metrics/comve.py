@@ -55,6 +55,17 @@ def choice_accuracy(gold: Mapping[str, str], predictions: Mapping[str, str]) -> 
     return Accuracy(n=len(gold), correct=sum(1 for i, label in gold.items() if predictions[i] == label))
 
 
+def length_normalised_choice(scores: Sequence[float], texts: Sequence[str], *, lowest: bool = False) -> int:
+    """The index of the highest (``lowest``: the lowest) log-likelihood per character of
+    its text, as lm-evaluation-harness's ``acc_norm`` divides by ``len(choice)``; ties go
+    to the first."""
+    if len(scores) != len(texts) or not scores:
+        raise ValueError("one score per text, at least one")
+    per_char = [s / max(len(t), 1) for s, t in zip(scores, texts, strict=True)]
+    sign = -1.0 if lowest else 1.0
+    return max(range(len(per_char)), key=lambda k: (sign * per_char[k], -k))
+
+
 def ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
     counts: Counter[tuple[str, ...]] = Counter()
     for order in range(1, max_order + 1):

@@ -4,7 +4,13 @@ import math
 import pytest
 from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
 
-from evaluation.metrics.comve import choice_accuracy, corpus_bleu, subtask_c_bleu, write_submission
+from evaluation.metrics.comve import (
+    choice_accuracy,
+    corpus_bleu,
+    length_normalised_choice,
+    subtask_c_bleu,
+    write_submission,
+)
 
 CAT = "the cat is on the mat right now".split()
 CAT_REFS = ["the cat is on the mat".split(), "a cat is sitting on the mat right now".split()]
@@ -120,3 +126,14 @@ def test_real_comve_test_set_bleu_of_copying_the_false_statement_matches_the_off
     assert len(refs) == 1000
     assert f"{r.bleu * 100:.4f}" == "17.2340"
     assert r.bleu == pytest.approx(0.17233992235000792, abs=1e-15)
+
+
+def test_length_normalised_choice_divides_by_characters_by_hand():
+    # totals prefer the short option; per character (-6/3 = -2, -10/10 = -1, -9/4 = -2.25)
+    # the long one, as lm-evaluation-harness's acc_norm would
+    scores, texts = [-6.0, -10.0, -9.0], ["abc", "abcdefghij", "abcd"]
+    assert length_normalised_choice(scores, texts) == 1
+    assert length_normalised_choice(scores, texts, lowest=True) == 2  # subtask A: the least likely
+    assert length_normalised_choice([-2.0, -4.0], ["ab", "abcd"]) == 0  # a tie goes to the first
+    with pytest.raises(ValueError, match="one score per text"):
+        length_normalised_choice([-1.0], ["a", "b"])

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from evaluation import release_data
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 from tests.evaluation.factories import (
@@ -101,6 +102,15 @@ def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored
     for line in (x for x in lines if x["variant"] == "b"):  # the most likely reason explains it
         assert line["prediction"] == "ABC"[line["scores"].index(max(line["scores"]))]
     assert run.metrics["a"]["n"] == 3 and run.metrics["b"]["n"] == 2
+    items = {x.id: x for x in release_data.read_comve(release_data.open_release_folder(release)).b}
+    for line in (x for x in lines if x["variant"] == "b"):  # per character: lm-eval's acc_norm
+        per_char = [s / len(o) for s, o in zip(line["scores"], items[line["id"]].options, strict=True)]
+        assert line["prediction_norm"] == "ABC"[per_char.index(max(per_char))]
+    for task in ("a", "b"):
+        norm = run.metrics[task]["length_normalised"]
+        task_lines = [x for x in lines if x["variant"] == task]
+        assert norm["correct"] == sum(x["prediction_norm"] == x["gold"] for x in task_lines)
+        assert norm["n"] == len(task_lines)
     assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
     assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
 

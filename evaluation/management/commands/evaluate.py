@@ -143,8 +143,15 @@ def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
     else:
         for task in ("a", "b"):
             if task in metrics:
+                m = metrics[task]
+                norm = m.get("length_normalised")
+                per_char = (
+                    f"; per character {_pct(norm['accuracy'])} ({norm['correct']}/{norm['n']})"
+                    if norm
+                    else ""
+                )
                 lines.append(
-                    f"subtask {task.upper()}: {_pct(metrics[task]['accuracy'])} ({metrics[task]['correct']}/{metrics[task]['n']})"
+                    f"subtask {task.upper()}: {_pct(m['accuracy'])} ({m['correct']}/{m['n']}){per_char}"
                 )
         c = metrics.get("c")
         if c:
