@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from django.urls import reverse
 
 from evaluation import release_data
 from evaluation.models import EvaluationRun, RunStatus
@@ -91,7 +92,9 @@ def test_winowhy_with_a_tiny_causal_lm_thresholds_its_scores(tmp_path, tiny_caus
     assert run.metrics["best_threshold"]["correct"] >= run.metrics["majority_baseline"]["correct"]
 
 
-def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored(tmp_path, tiny_causal):
+def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored(
+    tmp_path, tiny_causal, client, researcher
+):
     release = write_comve_release(tmp_path / "r")
     run = evaluation_run(
         run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
@@ -111,6 +114,12 @@ def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored
         task_lines = [x for x in lines if x["variant"] == task]
         assert norm["correct"] == sum(x["prediction_norm"] == x["gold"] for x in task_lines)
         assert norm["n"] == len(task_lines)
+    client.force_login(researcher)
+    page = client.get(reverse("evaluation:run-detail", args=[run.pk])).content.decode()
+    norm_b = run.metrics["b"]["length_normalised"]
+    assert (
+        f"per character (lm-eval's acc_norm): {norm_b['accuracy']:.4f} ({norm_b['correct']}/2)" in page
+    )
     assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
     assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
 
