@@ -117,9 +117,7 @@ def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored
     client.force_login(researcher)
     page = client.get(reverse("evaluation:run-detail", args=[run.pk])).content.decode()
     norm_b = run.metrics["b"]["length_normalised"]
-    assert (
-        f"per character (lm-eval's acc_norm): {norm_b['accuracy']:.4f} ({norm_b['correct']}/2)" in page
-    )
+    assert f"per character (lm-eval's acc_norm): {norm_b['accuracy']:.4f} ({norm_b['correct']}/2)" in page
     assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
     assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
 
