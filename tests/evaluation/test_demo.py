@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from datasets.models import Release
 from evaluation.models import EvaluationRun, RunStatus
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +16,9 @@ pytestmark = pytest.mark.django_db
 def demo_releases(settings, tmp_path):  # type: ignore[no-untyped-def]
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # the order of `./winnow up`
     call_command("seed_demo", stdout=StringIO())
+    call_command("annotation_demo", stdout=StringIO())
     call_command("release_demo", stdout=StringIO())
 
 
@@ -39,6 +42,8 @@ def test_baselines_run_on_both_demo_releases_once(demo_releases, client):
     ), out
     assert set(runs.values_list("status", flat=True)) == {RunStatus.DONE}
     assert all(run.created_by.username == "researcher" for run in runs)
+    wsc = Release.objects.get(name="demo-wsc")
+    assert set(wsc.agreement_summary["campaigns"]) >= {"demo-switchability", "demo-associativity"}
     wsc_first = runs.get(release_name="demo-wsc", method="first")
     assert wsc_first.metrics["summary"]["n"] == 6  # the six demo schemas, each once
     again = evaluation_demo("--no-model")
