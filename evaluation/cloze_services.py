@@ -34,7 +34,7 @@ class ClozeSettings:
     offset: int = 0  # experiment 1 starts at this statement (to split a long run)
     pairs: int | None = 100  # pairs for experiment 2 (None: all)
     kind: str | None = None  # force "masked" or "causal" for a folder
-    start_token: str | int | None = None  # causal LMs: "bos" (None), "eos" or a token id
+    start_token: str | int | None = None  # causal LMs: "bos" (None), "eos", a token id or text
 
 
 def cloze_source_resolve(*, release: str) -> Path:

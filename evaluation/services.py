@@ -548,7 +548,7 @@ def _evaluate_comve(
         )
         metrics["a"] = {**acc.as_dict(), "significance": accuracy_significance(acc.correct, acc.n)}
         if a_scores:
-            metrics["a"]["length_normalised"] = _normalised_accuracy(golds, a_norm)
+            metrics["a"]["length_normalised"] = _normalised_accuracy([x.id for x in data.a], golds, a_norm)
         submissions[SUBMISSION_FILES["A"]] = [(x.id, p) for x, p in zip(data.a, preds, strict=True)]
         for i, (x, p, g) in enumerate(zip(data.a, preds, golds, strict=True)):
             records.append(
@@ -596,7 +596,7 @@ def _evaluate_comve(
             "significance": accuracy_significance(acc.correct, acc.n, chance=1 / 3),
         }
         if b_scores:
-            metrics["b"]["length_normalised"] = _normalised_accuracy(golds, b_norm)
+            metrics["b"]["length_normalised"] = _normalised_accuracy([x.id for x in data.b], golds, b_norm)
         submissions[SUBMISSION_FILES["B"]] = [(x.id, p) for x, p in zip(data.b, preds, strict=True)]
         for i, (xb, p, g) in enumerate(zip(data.b, preds, golds, strict=True)):
             records.append(
@@ -661,14 +661,12 @@ def _evaluate_comve(
     return metrics, records, submissions, len(records)
 
 
-def _normalised_accuracy(golds: list[str], predictions: list[str]) -> dict[str, Any]:
+def _normalised_accuracy(ids: list[str], golds: list[str], predictions: list[str]) -> dict[str, Any]:
     """Accuracy of the predictions by log-likelihood per character (lm-eval's acc_norm)."""
-    correct = sum(1 for g, p in zip(golds, predictions, strict=True) if g == p)
+    acc = choice_accuracy(dict(zip(ids, golds, strict=True)), dict(zip(ids, predictions, strict=True)))
     return {
-        "accuracy": correct / len(golds) if golds else None,
-        "correct": correct,
-        "n": len(golds),
-        "wilson_95": list(wilson_interval(correct, len(golds))),
+        **acc.as_dict(),
+        "wilson_95": list(wilson_interval(acc.correct, acc.n)),
         "rule": "log-likelihood divided by the text's length in characters (lm-evaluation-harness acc_norm)",
     }
 
