@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,8 @@ def cloze_source_resolve(*, release: str) -> Path:
     raise ClozeError(f"{release}: no such file or folder (and not NAME@VERSION)")
 
 
-def _validate(settings: ClozeSettings) -> None:
+def _validate(settings: ClozeSettings) -> ClozeSettings:
+    """The settings checked, with the start token in the form the loader takes."""
     if settings.k < 2:
         raise ClozeError("k must be at least 2 (a mixture of two clusters needs two candidates)")
     if settings.propose_n < settings.k:
@@ -70,7 +71,7 @@ def _validate(settings: ClozeSettings) -> None:
     if settings.kind not in (None, "masked", "causal"):
         raise ClozeError("kind is masked or causal")
     try:
-        start_token_parse(settings.start_token)
+        return replace(settings, start_token=start_token_parse(settings.start_token))
     except ValueError as exc:
         raise ClozeError(str(exc)) from exc
 
@@ -106,7 +107,7 @@ def cloze_run(
     experiment in progress; what was done is summarised and marked ``interrupted``.
     """
     settings = settings or ClozeSettings()
-    _validate(settings)
+    settings = _validate(settings)
     source = cloze_source_resolve(release=release)
     try:
         pairs = read_pairs(source)
@@ -117,9 +118,7 @@ def cloze_run(
     except EmbeddingFileError as exc:
         raise ClozeError(str(exc)) from exc
     try:
-        model = load_cloze_model(
-            model_path, kind=settings.kind, start_token=start_token_parse(settings.start_token)
-        )
+        model = load_cloze_model(model_path, kind=settings.kind, start_token=settings.start_token)
     except ModelLoadError as exc:
         raise ClozeError(str(exc)) from exc
     vectors: WordVectors = glove or ModelInputVectors(
