@@ -1,6 +1,6 @@
 """Annotation admin: campaigns and their items, leases, judgments, adjudications.
 
-Curators see all of it (`config.roles`); superusers too. What the services own is
+Curators see all of it (`core.roles`); superusers too. What the services own is
 read-only here for everyone: items and their counts, leases, judgments (never edited or
 deleted by the app) and adjudications (recorded beside the votes on the campaign page).
 In a campaign a curator may change its status, instructions, lease time and gold rate,
@@ -14,7 +14,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from annotation.models import Adjudication, Assignment, Campaign, CampaignAnnotator, CampaignItem, Judgment
-from config.roles import user_is_curator
+from core.roles import user_is_curator
 
 
 class _CuratorsSee(admin.ModelAdmin):

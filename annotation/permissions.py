@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework.permissions import BasePermission
 
-from config.roles import user_is_annotator, user_is_curator
+from core.roles import user_is_annotator, user_is_curator
 
 
 def user_can_annotate(user: Any) -> bool:

@@ -49,7 +49,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.agreement_services import CATEGORY_ORDER, FREE_TEXT_TASKS
+from annotation.agreement.services import CATEGORY_ORDER, FREE_TEXT_TASKS
 from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
 from datasets.models import ComVEItem, Reason, Schema

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from annotation import agreement as ag  # noqa: E402
+from annotation.agreement import stats as ag  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:

@@ -87,7 +87,7 @@ def create_annotators(n: int) -> list[tuple[str, str]]:
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import Group, User
 
-    from config.roles import Role
+    from core.roles import Role
 
     group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
     password = "bench-password"

@@ -51,10 +51,10 @@ def prepare(items: int) -> dict:
     from django.db import transaction
 
     from datasets.models import Schema
-    from datasets.releases import services
+    from releases import services
 
     call_command("migrate", verbosity=0)
-    from datasets.models import Release
+    from releases.models import Release
 
     if Schema.objects.filter(collection="bench").exists() or Release.objects.filter(name=NAME).exists():
         sys.exit("the database already holds bench rows: use an empty scratch database")
@@ -95,8 +95,8 @@ def prepare(items: int) -> dict:
 
 
 def streaming(out: Path) -> None:
-    from datasets.models import Release
-    from datasets.releases import services
+    from releases import services
+    from releases.models import Release
 
     release = Release.objects.get(name=NAME, version="1.0.0")
     services.release_export(release=release, out_dir=out)
@@ -178,7 +178,8 @@ def main() -> None:
         ok = s["seconds"] < 15 and s["maxrss_mb"] < 300
         print(f"target (streaming < 15 s and < 300 MB): {'met' if ok else 'NOT met'}")
         if os.environ.get("BENCH_DATABASE_URL"):  # leave the scratch database as it was
-            from datasets.models import Release, Schema
+            from datasets.models import Schema
+            from releases.models import Release
 
             Release.objects.filter(name=NAME).delete()  # a draft: deletable
             Schema.objects.filter(collection="bench").delete()

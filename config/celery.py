@@ -15,4 +15,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("winnow")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.autodiscover_tasks(["datasets.releases"])  # datasets/releases/tasks.py
+app.autodiscover_tasks(["releases"])  # releases/tasks.py

@@ -37,8 +37,11 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "django_htmx",
     "template_partials",
+    # Winnow's apps, in the order the data flows (docs/architecture.md)
+    "core",
     "datasets",
     "annotation",
+    "releases",
     "evaluation",
 ]
 
@@ -66,7 +69,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.roles.roles_context",
+                "core.roles.roles_context",
             ],
         },
     },

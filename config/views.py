@@ -6,7 +6,7 @@ from django.shortcuts import render
 
 from annotation import selectors as annotation_selectors
 from annotation.tasks_registry import task_spec
-from config.roles import user_is_annotator
+from core.roles import user_is_annotator
 
 
 @login_required

@@ -184,6 +184,3 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-from datasets import admin_releases  # noqa: E402,F401  releases admin (issue 5)

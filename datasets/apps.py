@@ -1,47 +1,7 @@
-from typing import Any
-
 from django.apps import AppConfig
-from django.db.models.signals import m2m_changed, post_migrate, pre_delete
-
-
-def _ensure_role_groups(**kwargs: Any) -> None:
-    from django.contrib.auth.models import Group
-
-    from config.roles import Role
-
-    for role in Role:
-        Group.objects.get_or_create(name=role.value)
-
-
-def _groups_changed(*, action: str, instance: Any, reverse: bool, pk_set: Any, **kwargs: Any) -> None:
-    """A user's groups changed (either side of the relation): forget their cached roles."""
-    from config.roles import roles_forget
-
-    if action not in ("post_add", "post_remove", "pre_clear"):
-        return
-    if not reverse:  # user.groups.add/remove/clear
-        roles_forget([instance.pk])
-    elif action == "pre_clear":  # group.user_set.clear(): the members before they go
-        roles_forget(list(instance.user_set.values_list("pk", flat=True)))
-    else:  # group.user_set.add/remove
-        roles_forget(pk_set or [])
-
-
-def _group_deleted(*, instance: Any, **kwargs: Any) -> None:
-    from config.roles import roles_forget
-
-    roles_forget(list(instance.user_set.values_list("pk", flat=True)))
 
 
 class DatasetsConfig(AppConfig):
     name = "datasets"
-    verbose_name = "Data sets and releases"
-
-    def ready(self) -> None:
-        from django.contrib.auth import get_user_model
-        from django.contrib.auth.models import Group
-
-        User = get_user_model()  # noqa: N806
-        post_migrate.connect(_ensure_role_groups, sender=self)
-        m2m_changed.connect(_groups_changed, sender=User.groups.through, dispatch_uid="winnow-roles")
-        pre_delete.connect(_group_deleted, sender=Group, dispatch_uid="winnow-roles-group")
+    verbose_name = "Data sets"
+    curator_admin = True  # core.roles.curator_admin_access_grant

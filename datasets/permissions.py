@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from config.roles import user_is_curator, user_is_researcher
+from core.roles import user_is_curator, user_is_researcher
 
 
 def user_can_import(*, user: Any) -> bool:

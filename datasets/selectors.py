@@ -8,15 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 
-from datasets.models import (
-    Answer,
-    ComVEItem,
-    KnowledgeType,
-    Reason,
-    ReasonLabel,
-    ReasonOrigin,
-    Schema,
-)
+from datasets.models import Answer, ComVEItem, KnowledgeType, Reason, ReasonLabel, ReasonOrigin, Schema
 from datasets.permissions import user_can_browse_items
 
 

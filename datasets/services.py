@@ -511,23 +511,3 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
         "subtask_c": sum(1 for r in data.items if r.has_c),
     }
     return {"items": tally}, summary
-
-
-def curator_admin_access_grant(*, users: list[Any] | None = None) -> int:
-    """Let curators work in the Django admin: the curator group gets every permission on
-    the datasets app's models (items, import batches, and whatever this app adds later),
-    and each of ``users`` becomes staff. Returns how many permissions the group holds.
-    Safe to run again."""
-    from django.contrib.auth.models import Group, Permission
-
-    from config.roles import Role
-
-    with transaction.atomic():
-        group, _ = Group.objects.get_or_create(name=Role.CURATOR.value)
-        permissions = Permission.objects.filter(content_type__app_label="datasets")
-        group.permissions.add(*permissions)
-        for user in users or []:
-            if not user.is_staff:
-                user.is_staff = True
-                user.save(update_fields=["is_staff"])
-        return group.permissions.filter(content_type__app_label="datasets").count()

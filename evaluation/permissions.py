@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from config.roles import user_is_curator, user_is_researcher
+from core.roles import user_is_curator, user_is_researcher
 
 
 def user_can_evaluate(*, user: Any) -> bool:

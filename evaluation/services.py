@@ -35,6 +35,10 @@ from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
 from evaluation.scorers.types import MODEL_METHODS, start_token_parse
+from releases.errors import ReleaseIntegrityError
+from releases.models import Release, ReleaseStatus
+from releases.selectors import release_file_verified_path
+from releases.services import release_folder
 
 logger = logging.getLogger(__name__)
 
@@ -75,11 +79,6 @@ def release_locate(spec: str) -> release_data.ReleaseFolder:
 
 def release_folder_published(spec: str) -> Path:
     """The folder of the published release ``NAME@VERSION``, once every file matches its manifest."""
-    from datasets.models import Release, ReleaseStatus
-    from datasets.releases.errors import ReleaseIntegrityError
-    from datasets.releases.selectors import release_file_verified_path
-    from datasets.releases.services import release_folder
-
     name, _, version = spec.rpartition("@")
     release = Release.objects.filter(name=name, version=version).prefetch_related("files").first()
     if release is None:
@@ -466,14 +465,10 @@ def _winowhy_cross_validation(
     """Five-fold CV of a classifier on the model's frozen features (mean last hidden state)."""
     if model is None:
         return {"computed": False, "reason": "needs a model's frozen features"}
-    try:
-        from evaluation.scorers import text_features as extract  # type: ignore[attr-defined]
+    # imported here, not at the top: it imports torch, which the web process need not load
+    from evaluation.features import mean_hidden_states as extract
 
-        name = "evaluation.scorers.text_features"
-    except ImportError:
-        from evaluation.features import mean_hidden_states as extract
-
-        name = "mean of the last hidden states over the text's tokens"
+    name = "mean of the last hidden states over the text's tokens"
     questions = [r.question_id for r in rows]
     if len(set(questions)) < 5 or len(rows) < 5:
         return {"computed": False, "reason": "fewer than five questions: five folds cannot be filled"}

@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
 
-from config.roles import Role
+from core.roles import Role
 
 DATA_HINT = (
     "the public data sets are not in {path}. Get them with the Winnow repository's sibling folder "

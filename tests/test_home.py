@@ -16,7 +16,7 @@ CAMPAIGNS = reverse("annotation:campaign-list")
 NEW_CAMPAIGN = reverse("annotation:campaign-create")
 AGREEMENT = reverse("agreement:index")
 RELEASES = reverse("releases:release-list")
-RELEASE_ADMIN = reverse("admin:datasets_release_changelist")
+RELEASE_ADMIN = reverse("admin:releases_release_changelist")
 ADMIN = reverse("admin:index")
 API_DOCS = reverse("api-docs")
 EVALUATION = reverse("evaluation:run-list")
@@ -91,7 +91,7 @@ def test_every_page_link_a_role_sees_on_home_opens_for_it(client, request, role)
     if role == "curator":
         user.is_staff = True
         user.save()
-        from datasets.services import curator_admin_access_grant
+        from core.roles import curator_admin_access_grant
 
         curator_admin_access_grant(users=[user])
     html = _home(client, user)

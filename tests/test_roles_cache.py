@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from config.roles import Role, user_roles
+from core.roles import Role, user_roles
 
 pytestmark = pytest.mark.django_db
 

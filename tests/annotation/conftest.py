@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from config.roles import Role
+from core.roles import Role
 
 
 @pytest.fixture

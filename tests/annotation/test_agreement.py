@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from annotation import agreement as ag
+from annotation.agreement import stats as ag
 
 # --------------------------------------------------------------------------- strategies
 

@@ -2,7 +2,7 @@
 
 import re
 
-from annotation.agreement_charts import bar_chart_svg
+from annotation.agreement.charts import bar_chart_svg
 
 
 def test_bars_have_heights_in_proportion_and_carry_their_values():

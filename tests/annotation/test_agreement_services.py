@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from annotation.agreement_services import campaign_agreement_summary, campaign_chart
+from annotation.agreement.services import campaign_agreement_summary, campaign_chart
 from annotation.models import Campaign, CampaignItem
 
 from .agreement_data import campaign_with_votes, winowhy_reasons

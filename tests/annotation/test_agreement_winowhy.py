@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from annotation import agreement as ag
+from annotation.agreement import stats as ag
 
 pytestmark = pytest.mark.realdata
 

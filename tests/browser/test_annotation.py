@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 
 from annotation.models import Campaign, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
-from config.roles import Role
+from core.roles import Role
 from datasets.models import ComVEItem, Reason
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 

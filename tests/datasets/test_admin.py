@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from core.roles import curator_admin_access_grant
 from datasets.models import ComVEItem, ImportBatch, Reason, Schema
-from datasets.services import curator_admin_access_grant
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
@@ -96,8 +96,8 @@ def test_release_parts_are_shown_to_curators_but_never_written_in_the_admin(rf, 
     curator.save()
     from django.contrib import admin as django_admin
 
-    from datasets.admin_releases import ReleaseFileInline
-    from datasets.models import Release, ReleaseFile, ReleaseItem
+    from releases.admin import ReleaseFileInline
+    from releases.models import Release, ReleaseFile, ReleaseItem
 
     request = rf.get("/admin/")
     request.user = curator

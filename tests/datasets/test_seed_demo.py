@@ -8,10 +8,11 @@ import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
-from config.roles import user_roles
-from datasets.models import ComVEItem, Reason, Release, ReleaseStatus, Schema
-from datasets.releases.exports import verify_folder
-from datasets.releases.services import release_folder
+from core.roles import user_roles
+from datasets.models import ComVEItem, Reason, Schema
+from releases.exports import verify_folder
+from releases.models import Release, ReleaseStatus
+from releases.services import release_folder
 
 pytestmark = pytest.mark.django_db
 

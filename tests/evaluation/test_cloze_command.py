@@ -9,10 +9,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils.html import escape
 
-from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_run
+from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run
 from evaluation.models import ClozeRun, ClozeRunStatus
-from tests.datasets.factories_releases import make_comve, published_release
 from tests.evaluation.cloze_models import CORPUS, build_causal, build_masked
+from tests.releases.factories import make_comve, published_release
 
 PAIRS = [
     ("0", "He poured orange juice on his cereal.", "He poured milk on his cereal.", 0),

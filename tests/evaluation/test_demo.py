@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from datasets.models import Release
 from evaluation.models import EvaluationRun, RunStatus
+from releases.models import Release
 
 pytestmark = pytest.mark.django_db
 

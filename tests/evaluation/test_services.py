@@ -4,8 +4,8 @@ import pytest
 
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
-from tests.datasets.factories_releases import create_release, make_schemas, published_release
 from tests.evaluation.factories import write_comve_release, write_winowhy_release, write_wsc_release
+from tests.releases.factories import create_release, make_schemas, published_release
 
 pytestmark = pytest.mark.django_db
 

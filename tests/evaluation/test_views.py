@@ -4,7 +4,7 @@ from django.urls import reverse
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import evaluation_run, evaluation_run_create
 from evaluation.tasks import evaluation_run_task
-from tests.datasets.factories_releases import make_schemas, published_release
+from tests.releases.factories import make_schemas, published_release
 
 pytestmark = pytest.mark.django_db
 

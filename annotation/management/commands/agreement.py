@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.agreement_services import campaign_agreement_summary
+from annotation.agreement.services import campaign_agreement_summary
 from annotation.models import Campaign
 
 

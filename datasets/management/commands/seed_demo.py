@@ -11,8 +11,8 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from config.roles import Role
-from datasets.services import curator_admin_access_grant, dataset_import
+from core.roles import Role, curator_admin_access_grant
+from datasets.services import dataset_import
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.cloze_services import ClozeError, ClozeSettings, cloze_results_combine, cloze_run
+from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_results_combine, cloze_run
 from evaluation.scorers.types import START_HELP
 
 

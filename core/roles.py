@@ -1,0 +1,106 @@
+"""The three roles of DESIGN section 1, as Django groups, and their predicates."""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import models
+from django.http import HttpRequest
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    CURATOR = "curator", "Curator"
+    RESEARCHER = "researcher", "Researcher"
+
+
+UserLike = AbstractBaseUser | AnonymousUser
+
+
+#: How long a user's roles stay in the cache. Changes of group membership made through
+#: Django (admin, shell, management commands) clear the entry at once (see
+#: `roles_forget`); the time limit bounds anything else, such as SQL written by hand.
+ROLES_CACHE_SECONDS = 60
+
+
+def _roles_key(user_id: Any) -> str:
+    return f"winnow:roles:{user_id}"
+
+
+def user_roles(user: Any) -> set[str]:
+    """The roles a user holds; a superuser holds them all.
+
+    Asked on every request, so the answer is kept on the user object and in the cache
+    (Redis in production), not read from the database each time."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return set()
+    if getattr(user, "is_superuser", False):
+        return {r.value for r in Role}
+    cached = getattr(user, "_winnow_roles", None)
+    if cached is None:
+        from django.core.cache import cache
+
+        key = _roles_key(user.pk)
+        stored = cache.get(key)
+        if stored is None:
+            stored = sorted(
+                user.groups.filter(name__in=[r.value for r in Role]).values_list("name", flat=True)
+            )
+            cache.set(key, stored, ROLES_CACHE_SECONDS)
+        cached = set(stored)
+        user._winnow_roles = cached
+    return set(cached)
+
+
+def roles_forget(user_ids: Any) -> None:
+    """Drop the cached roles of these users (after their groups changed)."""
+    from django.core.cache import cache
+
+    keys = [_roles_key(pk) for pk in user_ids]
+    if keys:
+        cache.delete_many(keys)
+
+
+def user_has_role(user: Any, role: Role | str) -> bool:
+    return str(role) in user_roles(user)
+
+
+def user_is_annotator(user: Any) -> bool:
+    return user_has_role(user, Role.ANNOTATOR)
+
+
+def user_is_curator(user: Any) -> bool:
+    return user_has_role(user, Role.CURATOR)
+
+
+def user_is_researcher(user: Any) -> bool:
+    return user_has_role(user, Role.RESEARCHER)
+
+
+def roles_context(request: HttpRequest) -> dict[str, Any]:
+    roles = user_roles(request.user)
+    return {
+        "is_annotator": Role.ANNOTATOR.value in roles,
+        "is_curator": Role.CURATOR.value in roles,
+        "is_researcher": Role.RESEARCHER.value in roles,
+    }
+
+
+def curator_admin_access_grant(*, users: list[Any] | None = None) -> int:
+    """Let curators work in the Django admin: the curator group gets every permission on
+    the models of each app whose AppConfig sets ``curator_admin = True`` (items, import
+    batches, releases), and each of ``users`` becomes staff. Returns how many permissions
+    the group holds. Safe to run again."""
+    from django.apps import apps
+    from django.contrib.auth.models import Group, Permission
+    from django.db import transaction
+
+    labels = [c.label for c in apps.get_app_configs() if getattr(c, "curator_admin", False)]
+    with transaction.atomic():
+        group, _ = Group.objects.get_or_create(name=Role.CURATOR.value)
+        permissions = Permission.objects.filter(content_type__app_label__in=labels)
+        group.permissions.add(*permissions)
+        for user in users or []:
+            if not user.is_staff:
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
+        return group.permissions.filter(content_type__app_label__in=labels).count()

@@ -1,0 +1,54 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from releases import services
+from releases.errors import ReleaseError
+from releases.management.commands._release_common import add_user_argument, resolve_user
+from releases.models import ReleaseDataset
+
+
+class Command(BaseCommand):
+    help = "Create a draft release freezing the current items of a data set; its files are built by a worker."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        # `--version X.Y.Z` is the release's version here, not Django's version flag.
+        for action in list(parser._actions):
+            if "--version" in action.option_strings:
+                parser._handle_conflict_resolve(action, [("--version", action)])
+        parser.add_argument("name", help="Release name (a slug), e.g. wsc273")
+        parser.add_argument("--dataset", required=True, choices=ReleaseDataset.values)
+        parser.add_argument(
+            "--split", default="", help="ComVE / Sen-Making split (train, dev, test, trial, pilot)"
+        )
+        parser.add_argument("--version", dest="release_version", required=True, help="Semantic version X.Y.Z")
+        parser.add_argument("--changelog", default="")
+        parser.add_argument(
+            "--collection", default="", help="Only schemas (and their reasons) of this collection"
+        )
+        parser.add_argument(
+            "--build-now", action="store_true", help="Build the files in this process, not a worker"
+        )
+        add_user_argument(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user = resolve_user(options["user"])
+        try:
+            release = services.release_create(
+                name=options["name"],
+                dataset=options["dataset"],
+                split=options["split"],
+                version=options["release_version"],
+                changelog=options["changelog"],
+                collection=options["collection"],
+                user=user,
+            )
+            if options["build_now"]:
+                release = services.release_build(release_id=release.pk)
+        except ReleaseError as error:
+            raise CommandError(str(error)) from error
+        counts = release.diff.get("counts", {})
+        self.stdout.write(
+            f"created {release.ref} ({release.dataset}, {release.item_count} items, draft); "
+            f"vs {release.previous_version or 'nothing'}: {counts}; files: {release.build_status}"
+        )

@@ -1,0 +1,43 @@
+"""Who may do what to a release. Roles come from config/roles.py."""
+
+from typing import Any
+
+from rest_framework.permissions import BasePermission
+
+from core.roles import user_is_curator, user_roles
+from releases.models import Release, ReleaseStatus
+
+
+def user_can_create_release(*, user: Any) -> bool:
+    return user_is_curator(user)
+
+
+def user_can_approve_release(*, user: Any, release: Release) -> bool:
+    return user_is_curator(user) and release.status == ReleaseStatus.DRAFT
+
+
+def user_can_publish_release(*, user: Any, release: Release) -> bool:
+    return user_is_curator(user) and release.status == ReleaseStatus.APPROVED
+
+
+def user_can_see_drafts(*, user: Any) -> bool:
+    """Drafts and approved-but-unpublished releases are the curators' business only."""
+    return user_is_curator(user)
+
+
+def user_can_view_release(*, user: Any, release: Release) -> bool:
+    if release.status == ReleaseStatus.PUBLISHED:
+        return bool(user_roles(user))
+    return user_can_see_drafts(user=user)
+
+
+def user_can_change_release(*, user: Any, release: Release) -> bool:
+    """Only a draft's changelog can change, and only by a curator; published never."""
+    return user_is_curator(user) and release.status == ReleaseStatus.DRAFT
+
+
+class HasAnyRole(BasePermission):
+    """Published releases are for anyone with a role (researchers above all)."""
+
+    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+        return bool(user_roles(request.user))

@@ -1,0 +1,445 @@
+"""Release writes: create (freeze items), build files, approve, publish, export.
+
+Every function owns its transaction and raises a domain error from errors.py. ``user``
+None means the system (a management command run without ``--user``): whoever runs
+commands on the server already holds the database.
+"""
+
+import logging
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from annotation.agreement import services as agreement_services
+from annotation.models import Campaign
+from core.roles import user_is_curator
+from datasets.models import ComVESplit
+from releases import snapshot
+from releases.diff import first_version_diff, release_items_diff
+from releases.errors import (
+    ReleaseError,
+    ReleaseImmutableError,
+    ReleaseIntegrityError,
+    ReleasePermissionError,
+    ReleaseStateError,
+    ReleaseValidationError,
+)
+from releases.exports import BuiltFile, build_release_folder, payload_digest, verify_folder
+from releases.models import BuildStatus, Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
+from releases.semver import parse_version
+
+logger = logging.getLogger(__name__)
+BATCH = 2000
+
+
+def require_curator(user: Any, action: str) -> None:
+    if user is not None and not user_is_curator(user):
+        raise ReleasePermissionError(f"only curators may {action} a release")
+
+
+def release_folder(release: Release) -> Path:
+    return Path(settings.MEDIA_ROOT) / "releases" / release.name / release.version
+
+
+def release_meta(release: Release) -> dict[str, Any]:
+    """The frozen facts that go into the card and the manifest (no timestamps)."""
+    return {
+        "name": release.name,
+        "version": release.version,
+        "dataset": release.dataset,
+        "split": release.split,
+        "item_count": release.item_count,
+        "changelog": release.changelog,
+        "previous_version": release.previous_version or None,
+        "diff": release.diff,
+        "sources": release.sources,
+        "agreement_summary": release.agreement_summary,
+    }
+
+
+def _previous_release(release: Release) -> Release | None:
+    key = (release.version_major, release.version_minor, release.version_patch)
+    older = [
+        r
+        for r in Release.objects.filter(name=release.name).exclude(pk=release.pk)
+        if (r.version_major, r.version_minor, r.version_patch) < key
+    ]
+    return max(older, key=lambda r: (r.version_major, r.version_minor, r.version_patch), default=None)
+
+
+def _agreement_summary(dataset: str, selection: dict[str, Any]) -> dict[str, Any]:
+    """Agreement figures of the campaigns that judged these items."""
+    items = snapshot.item_queryset(dataset, selection).values("id")
+    field = {"wsc": "items__schema_id__in", "winowhy": "items__reason_id__in"}.get(
+        dataset, "items__comve_item_id__in"
+    )
+    campaigns: dict[str, Any] = {}
+    for campaign in Campaign.objects.filter(**{field: items}).distinct().order_by("name"):
+        summary = agreement_services.campaign_agreement_summary(campaign=campaign)
+        campaigns[campaign.name] = condense_agreement(_json_safe(summary))
+    note = "" if campaigns else "no campaign has judged these items"
+    return {"campaigns": campaigns, "note": note}
+
+
+FIGURE_KEYS = ("value", "ci_low", "ci_high", "undefined")
+SUMMARY_KEYS = (
+    "task",
+    "task_label",
+    "imported",
+    "items",
+    "items_judged",
+    "judgments",
+    "annotators",
+    "applicable",
+)
+
+
+def condense_agreement(summary: Any) -> Any:
+    """The headline figures of a campaign summary (no per-annotator rows: no identities)."""
+    if not isinstance(summary, dict):
+        return summary
+    out: dict[str, Any] = {k: summary[k] for k in SUMMARY_KEYS if k in summary}
+    if summary.get("not_applicable"):
+        out["not_applicable"] = summary["not_applicable"]
+    figures = {}
+    for name, figure in (summary.get("figures") or {}).items():
+        if isinstance(figure, dict):
+            figures[name] = {k: figure.get(k) for k in FIGURE_KEYS if k in figure}
+        else:
+            figures[name] = figure
+    out["figures"] = figures
+    if summary.get("notes"):
+        out["notes"] = list(summary["notes"])
+    return out
+
+
+def _json_safe(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value, default=str, sort_keys=True))
+
+
+def release_create(
+    *,
+    name: str,
+    dataset: str,
+    version: str,
+    split: str = "",
+    collection: str = "",
+    changelog: str = "",
+    user: Any = None,
+) -> Release:
+    """A draft release freezing the current items of ``dataset``; its files are built after commit."""
+    require_curator(user, "create")
+    if not name or slugify(name) != name:
+        raise ReleaseValidationError(f"release name {name!r} must be a slug (lowercase letters, digits, -)")
+    if dataset not in ReleaseDataset.values:
+        raise ReleaseValidationError(
+            f"unknown data set {dataset!r}; choose one of {', '.join(ReleaseDataset.values)}"
+        )
+    major, minor, patch = parse_version(version)
+    selection: dict[str, Any] = {}
+    if dataset in (ReleaseDataset.COMVE, ReleaseDataset.SENMAKING):
+        split = split or ("pilot" if dataset == ReleaseDataset.SENMAKING else "")
+        if split not in ComVESplit.values:
+            raise ReleaseValidationError(
+                f"data set {dataset} needs --split, one of {', '.join(ComVESplit.values)} (got {split!r})"
+            )
+        selection["split"] = split
+    elif split:
+        raise ReleaseValidationError(f"--split applies to comve and senmaking, not to {dataset}")
+    if collection:
+        selection["collection"] = collection
+    with transaction.atomic():
+        if Release.objects.filter(name=name, version=version).exists():
+            raise ReleaseValidationError(f"release {name}@{version} exists already; pick a new version")
+        other = Release.objects.filter(name=name).exclude(dataset=dataset).values_list("dataset", flat=True)
+        for existing in other[:1]:
+            raise ReleaseValidationError(f"release {name} is a {existing} release, not {dataset}")
+        try:
+            with transaction.atomic():
+                release = Release.objects.create(
+                    name=name,
+                    dataset=dataset,
+                    split=split,
+                    selection=selection,
+                    version=version,
+                    version_major=major,
+                    version_minor=minor,
+                    version_patch=patch,
+                    changelog=changelog,
+                    created_by=user,
+                )
+        except IntegrityError as error:  # created at the same moment by someone else
+            raise ReleaseValidationError(
+                f"release {name}@{version} exists already; pick a new version"
+            ) from error
+        count = 0
+        batch: list[ReleaseItem] = []
+        for key, payload in snapshot.item_payloads(dataset, selection):
+            batch.append(
+                ReleaseItem(
+                    release=release, position=count, key=key, payload=payload, digest=payload_digest(payload)
+                )
+            )
+            count += 1
+            if len(batch) >= BATCH:
+                ReleaseItem.objects.bulk_create(batch)
+                batch = []
+        if batch:
+            ReleaseItem.objects.bulk_create(batch)
+        if count == 0:
+            raise ReleaseValidationError(
+                f"no {dataset} items match {selection or 'the selection'}: nothing to release"
+            )
+        previous = _previous_release(release)
+        release.item_count = count
+        release.previous_version = previous.version if previous else ""
+        release.diff = release_diff_compute(release=release, previous=previous)
+        release.sources = snapshot.source_files(dataset, selection)
+        release.agreement_summary = _agreement_summary(dataset, selection)
+        release.build_status = BuildStatus.QUEUED
+        release.save()
+        _queue_build_on_commit(release.pk)
+    return release
+
+
+def _queue_build_on_commit(release_id: int, *, force: bool = False) -> None:
+    """delay_on_commit, except that a broker that cannot take the message (down, its
+    folder missing) leaves a note on the release instead of failing the request whose
+    transaction has already committed; `manage.py release_build` then builds it."""
+    from kombu.exceptions import KombuError
+
+    from releases.tasks import release_build_task
+
+    def send() -> None:
+        try:
+            release_build_task.delay(release_id=release_id, force=force)
+        except (OSError, KombuError) as error:
+            logger.error("could not queue the build of release %s: %s", release_id, error)
+            _set_build(
+                release_id,
+                build_error=f"the build could not be queued ({type(error).__name__}: {error}); "
+                "run `manage.py release_build NAME@VERSION`",
+            )
+
+    transaction.on_commit(send)
+
+
+def _entries(release: Release):  # type: ignore[no-untyped-def]
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .order_by("position")
+        .values_list("key", "digest", "payload")
+    )
+    return rows.iterator(chunk_size=BATCH)
+
+
+def release_diff_compute(*, release: Release, previous: Release | None) -> dict[str, Any]:
+    if previous is None:  # no need to read the items back
+        return first_version_diff(ReleaseItem.objects.filter(release=release).count())
+    return release_items_diff(
+        dataset=release.dataset,
+        previous_version=previous.version if previous else None,
+        old=_entries(previous) if previous else iter(()),
+        new=_entries(release),
+    )
+
+
+def release_payloads(release: Release):  # type: ignore[no-untyped-def]
+    """The frozen payloads in release order, streamed."""
+    rows = ReleaseItem.objects.filter(release=release).order_by("position").values_list("payload", flat=True)
+    return rows.iterator(chunk_size=BATCH)
+
+
+def _set_build(release_id: int, **fields: Any) -> None:
+    Release.objects.filter(pk=release_id).exclude(status=ReleaseStatus.PUBLISHED).update(**fields)
+
+
+def _freeze_on_disk(folder: Path) -> None:
+    for path in folder.iterdir():
+        path.chmod(0o444)
+
+
+def release_build(*, release_id: int, force: bool = False) -> Release:
+    """Build the release's files under MEDIA_ROOT/releases/NAME/VERSION/ (idempotent).
+
+    Safe to run twice: a release whose files are built and match its manifest is left as
+    it is. A published release is never rebuilt in place.
+    """
+    release = Release.objects.get(pk=release_id)
+    folder = release_folder(release)
+    built = release.build_status == BuildStatus.DONE and release.manifest
+    if built and not verify_folder(manifest=release.manifest, folder=folder):
+        if not force or release.is_published:
+            return release
+    if release.is_published:
+        raise ReleaseImmutableError(
+            f"release {release.ref} is published and its files no longer match the manifest; "
+            "it cannot be rebuilt in place (restore the files from `release_export`, or publish a new version)"
+        )
+    # Claim the build: a duplicate delivery finds it RUNNING and leaves it to the first
+    # worker (force takes over, e.g. after a worker died mid-build).
+    claim = Release.objects.filter(pk=release.pk).exclude(status=ReleaseStatus.PUBLISHED)
+    if not force:
+        claim = claim.exclude(build_status=BuildStatus.RUNNING)
+    if not claim.update(build_status=BuildStatus.RUNNING, build_progress=0, build_error=""):
+        release.refresh_from_db()
+        return release
+    total = max(release.item_count, 1)
+    tmp = folder.parent / f".{release.version}.build-{uuid.uuid4().hex}"
+    try:
+        files = build_release_folder(
+            meta=release_meta(release),
+            payloads=release_payloads(release),
+            out_dir=tmp,
+            progress=lambda done: _set_build(release.pk, build_progress=min(99, done * 100 // total)),
+        )
+        _freeze_on_disk(tmp)
+        import json
+
+        manifest = json.loads((tmp / "manifest.json").read_text(encoding="utf-8"))
+        old = folder.parent / f".{release.version}.old-{uuid.uuid4().hex}"
+        if folder.exists():
+            os.replace(folder, old)
+        os.replace(tmp, folder)
+        shutil.rmtree(old, ignore_errors=True)
+        with transaction.atomic():
+            ReleaseFile.objects.filter(release=release).delete()
+            ReleaseFile.objects.bulk_create(
+                [
+                    ReleaseFile(
+                        release=release,
+                        name=f.name,
+                        size=f.size,
+                        sha256=f.sha256,
+                        items=f.items,
+                        path=str((folder / f.name).relative_to(settings.MEDIA_ROOT)),
+                    )
+                    for f in files
+                ]
+            )
+            _set_build(
+                release.pk,
+                manifest=manifest,
+                build_status=BuildStatus.DONE,
+                build_progress=100,
+                build_error="",
+                built_at=timezone.now(),
+            )
+    except ReleaseError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except Exception as error:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _set_build(
+            release.pk, build_status=BuildStatus.FAILED, build_error=f"{type(error).__name__}: {error}"
+        )
+        raise
+    release.refresh_from_db()
+    return release
+
+
+def release_changelog_update(*, release: Release, changelog: str, user: Any) -> Release:
+    """Only a draft's changelog changes (the card is rebuilt)."""
+    require_curator(user, "edit")
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        if locked.status != ReleaseStatus.DRAFT:
+            raise ReleaseImmutableError(
+                f"release {locked.ref} is {locked.status}; only a draft's changelog can change"
+            )
+        locked.changelog = changelog
+        locked.build_status = BuildStatus.QUEUED
+        locked.save(update_fields=["changelog", "build_status"])
+        _queue_build_on_commit(locked.pk, force=True)
+    return locked
+
+
+def release_approve(*, release: Release, user: Any) -> Release:
+    """draft -> approved, by a curator, once the files are built."""
+    require_curator(user, "approve")
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        if locked.status == ReleaseStatus.PUBLISHED:
+            raise ReleaseImmutableError(f"release {locked.ref} is published and can never change")
+        if locked.status != ReleaseStatus.DRAFT:
+            raise ReleaseStateError(f"release {locked.ref} is {locked.status}; only a draft can be approved")
+        if locked.build_status != BuildStatus.DONE:
+            raise ReleaseStateError(
+                f"release {locked.ref}: files are {locked.get_build_status_display()}; approve once they are built"
+            )
+        Release.objects.filter(pk=locked.pk, status=ReleaseStatus.DRAFT).update(
+            status=ReleaseStatus.APPROVED, approved_by=user, approved_at=timezone.now()
+        )
+    locked.refresh_from_db()
+    return locked
+
+
+def release_publish(*, release: Release, user: Any) -> Release:
+    """approved -> published, by a curator; the files must match the manifest. Final."""
+    require_curator(user, "publish")
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        if locked.status == ReleaseStatus.PUBLISHED:
+            raise ReleaseImmutableError(f"release {locked.ref} is published already and can never change")
+        if locked.status != ReleaseStatus.APPROVED:
+            raise ReleaseStateError(f"release {locked.ref} is {locked.status}; approve it before publishing")
+        if locked.build_status != BuildStatus.DONE or not locked.manifest:
+            raise ReleaseStateError(f"release {locked.ref}: files are not built")
+        folder = release_folder(locked)
+        problems = verify_folder(manifest=locked.manifest, folder=folder)
+        if problems:
+            raise ReleaseIntegrityError(f"release {locked.ref}: " + "; ".join(problems))
+        _freeze_on_disk(folder)
+        folder.chmod(0o555)  # no file can be added, removed or renamed either
+        Release.objects.filter(pk=locked.pk, status=ReleaseStatus.APPROVED).update(
+            status=ReleaseStatus.PUBLISHED, published_by=user, published_at=timezone.now()
+        )
+    locked.refresh_from_db()
+    return locked
+
+
+def release_delete(*, release: Release, user: Any) -> None:
+    """A draft or approved release can be thrown away by a curator; a published one never."""
+    require_curator(user, "delete")
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        if locked.status == ReleaseStatus.PUBLISHED:
+            raise ReleaseImmutableError(f"release {locked.ref} is published and can never be deleted")
+        folder = release_folder(locked)
+        locked.delete()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def release_export(*, release: Release, out_dir: Path, user: Any = None) -> list[BuiltFile]:
+    """Write the release's files into ``out_dir`` from its frozen items.
+
+    When the release has been built, the written files must be byte-identical to its
+    manifest (ReleaseIntegrityError otherwise): an export is a checked rebuild.
+    """
+    if not release.is_published:
+        require_curator(user, "export an unpublished")
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise ReleaseValidationError(f"{out_dir} is not empty; export into a new or empty folder")
+    files = build_release_folder(
+        meta=release_meta(release), payloads=release_payloads(release), out_dir=out_dir
+    )
+    if release.manifest:
+        # The manifest lists every file but itself; manifest.json's own hash is on its ReleaseFile row.
+        expected = dict(ReleaseFile.objects.filter(release=release).values_list("name", "sha256"))
+        expected.update({f["name"]: f["sha256"] for f in release.manifest.get("files", [])})
+        differing = sorted(f.name for f in files if expected.get(f.name) != f.sha256)
+        if differing:
+            raise ReleaseIntegrityError(
+                f"export of {release.ref} differs from its manifest in: {', '.join(differing)}"
+            )
+    return files

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from releases import views
+
+app_name = "releases"
+
+urlpatterns = [
+    path("", views.release_list, name="release-list"),
+    path("<slug:name>/<str:version>/", views.release_detail, name="release-detail"),
+    path("<slug:name>/<str:version>/files/<str:file_name>", views.release_download, name="release-download"),
+]

@@ -1,0 +1,72 @@
+"""Release pages: the list, one release (card, diff, files, build progress), downloads."""
+
+import logging
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import render
+
+from core.roles import user_roles
+from releases import selectors
+from releases.errors import ReleaseIntegrityError
+from releases.models import BuildStatus
+from releases.permissions import user_can_approve_release, user_can_publish_release
+
+logger = logging.getLogger(__name__)
+
+
+def _require_role(request: HttpRequest) -> None:
+    if not user_roles(request.user):
+        raise PermissionDenied("releases are for accounts with a role")
+
+
+@login_required
+def release_list(request: HttpRequest) -> HttpResponse:
+    _require_role(request)
+    releases = selectors.release_list(user=request.user, dataset=request.GET.get("dataset", ""))
+    return render(request, "releases/release_list.html", {"releases": releases})
+
+
+@login_required
+def release_detail(request: HttpRequest, name: str, version: str) -> HttpResponse:
+    _require_role(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    context = {
+        "release": release,
+        "files": release.files.all(),
+        "building": release.build_status in (BuildStatus.QUEUED, BuildStatus.RUNNING),
+        "card": _card_text(release),
+        "can_approve": user_can_approve_release(user=request.user, release=release),
+        "can_publish": user_can_publish_release(user=request.user, release=release),
+    }
+    template = "releases/release_detail.html"
+    if getattr(request, "htmx", False):  # django-htmx middleware
+        template += "#build-status"
+    return render(request, template, context)
+
+
+def _card_text(release) -> str:  # type: ignore[no-untyped-def]
+    readme = release.files.filter(name="README.md").first()
+    if readme is None:
+        return ""
+    try:
+        path = selectors.release_file_verified_path(release_file=readme)
+    except ReleaseIntegrityError as error:
+        return f"(card unavailable: {error})"
+    return path.read_text(encoding="utf-8")
+
+
+@login_required
+def release_download(request: HttpRequest, name: str, version: str, file_name: str) -> HttpResponseBase:
+    _require_role(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    release_file = selectors.release_file_get(user=request.user, release=release, file_name=file_name)
+    try:
+        handle = selectors.release_file_open_verified(release_file=release_file)
+    except ReleaseIntegrityError as error:
+        logger.error("refused to serve %s", error)
+        return HttpResponse(f"Refused: {error}", status=409, content_type="text/plain; charset=utf-8")
+    response = FileResponse(handle, as_attachment=True, filename=release_file.name)
+    response["X-Checksum-SHA256"] = release_file.sha256
+    return response

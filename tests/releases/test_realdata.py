@@ -1,0 +1,196 @@
+"""End to end on the real data: import, create, approve, publish, export, load with HF."""
+
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from releases import services
+from releases.models import Release, ReleaseStatus
+from tests.datasets.realdata import import_real_data
+
+pytestmark = [pytest.mark.django_db, pytest.mark.realdata, pytest.mark.slow]
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def published(data_dir, curator, settings, tmp_path, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    import_real_data(data_dir)
+    releases = {}
+    for name, dataset, split in (
+        ("wsc", "wsc", ""),
+        ("winowhy", "winowhy", ""),
+        ("comve-test", "comve", "test"),
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            release = services.release_create(
+                name=name,
+                dataset=dataset,
+                split=split,
+                version="1.0.0",
+                changelog="First release.",
+                user=curator,
+            )
+        services.release_approve(release=release, user=curator)
+        releases[name] = services.release_publish(release=release, user=curator)
+    return releases
+
+
+def _folder(release: Release) -> Path:
+    return services.release_folder(release)
+
+
+def test_real_data_releases_have_the_papers_counts(published):
+    wsc = _folder(published["wsc"])
+    schemas = _lines(wsc / "wsc.jsonl")
+    assert len(schemas) == 273
+    assert sum(1 for s in schemas if s["switchable"]) == 131
+    assert sum(1 for s in schemas if s["associative"]) == 37
+    assert len(_lines(wsc / "wsc_switchable.jsonl")) == 131
+    assert len(_lines(wsc / "wsc_associative.jsonl")) == 37
+    assert len(_lines(wsc / "wsc_non_associative.jsonl")) == 273 - 37
+    first = schemas[0]
+    assert (
+        first["sentence"]
+        == "The city councilmen refused the demonstrators a permit because they feared violence."
+    )
+    assert first["candidates"] == ["The city councilmen", "The demonstrators"]
+    assert first["answer"] == "A"
+    assert (
+        first["switched"]
+        == "The demonstrators refused the city councilmen a permit because they feared violence."
+    )
+    assert (first["switched_text_before"], first["switched_pronoun"], first["switched_text_after"]) == (
+        "The demonstrators refused the city councilmen a permit because",
+        "they",
+        "feared violence.",
+    )
+    kinds: dict[str, int] = {}
+    for schema in schemas:
+        for kind in schema["knowledge_types"]:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds == {
+        "Property": 32,
+        "Object": 82,
+        "Eventuality": 88,
+        "Spatial": 64,
+        "Quantity": 20,
+        "Others": 48,
+    }
+    assert sum(1 for s in schemas if s["twin"] is not None) >= 2 * 130
+
+    reasons = _lines(_folder(published["winowhy"]) / "winowhy.jsonl")
+    assert len(reasons) == 4095
+    assert sum(1 for r in reasons if r["label"] == "positive") == 1270
+    assert sum(1 for r in reasons if r["label"] == "negative") == 1595
+    assert all(r["score"] >= 0.8 for r in reasons if r["label"] == "positive")
+    assert {r["origin"] for r in reasons} == {"human", "reverse", "generated"}
+    # every reason carries its question's knowledge types (15 reasons per question)
+    types_of = {s["id"]: s["knowledge_types"] for s in schemas}
+    assert all(r["knowledge_types"] == types_of[r["schema_id"]] for r in reasons)
+    assert sum(1 for r in reasons if "Object" in r["knowledge_types"]) == 15 * 82
+
+    comve = _folder(published["comve-test"])
+    for subtask in "abc":
+        assert len(_lines(comve / f"comve_{subtask}.jsonl")) == 1000
+    for subtask in "ABC":
+        with (comve / f"subtask{subtask}_data.csv").open(encoding="utf-8", newline="") as handle:
+            assert len(list(csv.reader(handle))) == 1001  # header + 1,000 rows
+        with (comve / f"subtask{subtask}_answers.csv").open(encoding="utf-8", newline="") as handle:
+            assert len(list(csv.reader(handle))) == 1000  # no header, as the official files
+
+
+def test_semeval_answer_files_match_the_official_gold_answers(published, data_dir):
+    comve = _folder(published["comve-test"])
+    for subtask in "AB":
+        ours = (comve / f"subtask{subtask}_answers.csv").read_bytes()
+        official = (data_dir / "comve" / "test" / f"subtask{subtask}_gold_answers.csv").read_bytes()
+        assert ours == official
+
+
+def test_manifest_sha256_match_the_files_and_the_sources(published, data_dir):
+    for release in published.values():
+        folder = _folder(release)
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        assert manifest == release.manifest
+        assert manifest["version"] == "1.0.0"
+        assert manifest["item_count"] == release.item_count
+        names = {f["name"] for f in manifest["files"]}
+        assert names | {"manifest.json"} == {p.name for p in folder.iterdir()}
+        for entry in manifest["files"]:
+            data = (folder / entry["name"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+            assert len(data) == entry["size"]
+            assert (folder / entry["name"]).stat().st_mode & 0o222 == 0  # read-only on disk
+        assert manifest["sources"], "source import checksums are listed"
+    winowhy_sha = hashlib.sha256((data_dir / "winowhy" / "winowhy.json").read_bytes()).hexdigest()
+    assert winowhy_sha in {s["sha256"] for s in published["wsc"].manifest["sources"]}
+
+
+def test_a_rebuild_is_byte_identical(published, tmp_path):
+    for name, release in published.items():
+        out = tmp_path / "rebuild" / name
+        services.release_export(release=release, out_dir=out)
+        original = _folder(release)
+        for path in sorted(original.iterdir()):
+            assert (out / path.name).read_bytes() == path.read_bytes(), path.name
+        assert Release.objects.get(pk=release.pk).status == ReleaseStatus.PUBLISHED
+
+
+HF_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from datasets import load_dataset  # the Hugging Face library: cwd is not the project
+    folder, config, split = sys.argv[1], sys.argv[2], sys.argv[3]
+    ds = load_dataset(folder, config, split=split)
+    print(json.dumps([dict(row) for row in ds], sort_keys=True))
+    """
+)
+
+
+def test_hugging_face_datasets_loads_every_config_with_the_same_rows(published, tmp_path):
+    workdir = tmp_path / "hf"
+    workdir.mkdir()
+    script = workdir / "load.py"
+    script.write_text(HF_SCRIPT, encoding="utf-8")
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "PYTHONPATH": "",
+    }
+    cases = [
+        ("wsc", "wsc", "test"),
+        ("wsc", "wsc_switchable", "test"),
+        ("wsc", "wsc_associative", "test"),
+        ("wsc", "wsc_non_associative", "test"),
+        ("winowhy", "winowhy", "test"),
+        ("comve-test", "comve_a", "test"),
+        ("comve-test", "comve_b", "test"),
+        ("comve-test", "comve_c", "test"),
+    ]
+    for release_name, config, split in cases:
+        folder = _folder(published[release_name])
+        result = subprocess.run(
+            [sys.executable, str(script), str(folder), config, split],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        rows = json.loads(result.stdout.strip().splitlines()[-1])
+        expected = _lines(folder / f"{config}.jsonl")
+        assert rows == expected, config
