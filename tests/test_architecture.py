@@ -1,0 +1,85 @@
+"""The layer contract of docs/architecture.md, as `./winnow test` checks it (import-linter).
+
+The apps import only the ones below them (evaluation > releases > annotation > datasets >
+core) and the pure modules import no Django. These tests run the same check on this tree
+and on a copy with one deliberate backward import, which it must refuse.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("config", "core", "datasets", "annotation", "releases", "evaluation")
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-logo", "--no-cache", "--config", str(tree / "pyproject.toml")],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return tree
+
+
+def test_this_tree_keeps_the_layer_contract() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "backward_import", "broken"),
+    [
+        # a lower app reaching up the flow of data
+        ("datasets/services.py", "from releases import models as _releases_models", "datasets.services"),
+        ("annotation/selectors.py", "from evaluation.models import EvaluationRun", "annotation.selectors"),
+        ("core/roles.py", "import annotation.models", "core.roles"),
+        # the same inside a function, where a cycle would otherwise be dodged
+        (
+            "releases/snapshot.py",
+            "def _late():\n    from evaluation import services\n    return services",
+            "releases.snapshot",
+        ),
+    ],
+)
+def test_a_backward_import_breaks_the_contract(
+    tmp_path: Path, module: str, backward_import: str, broken: str
+) -> None:
+    tree = _copy_tree(tmp_path)
+    target = tree / module
+    target.write_text(target.read_text(encoding="utf-8") + "\n\n" + backward_import + "\n", encoding="utf-8")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "Apps import only the apps below them" in result.stdout
+    assert "BROKEN" in result.stdout
+    assert broken in result.stdout
+
+
+def test_a_pure_module_importing_django_breaks_the_contract(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    target = tree / "evaluation" / "metrics" / "common.py"
+    target.write_text(
+        target.read_text(encoding="utf-8") + "\n\nfrom django.db import models as _models\n", encoding="utf-8"
+    )
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "Pure modules import no Django" in result.stdout
+    assert "evaluation.metrics.common -> django" in result.stdout
