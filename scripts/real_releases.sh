@@ -27,7 +27,7 @@ release() {  # NAME DATASET [release_create options]
   local name=$1 dataset=$2; shift 2
   if $PY manage.py shell -c "
 import sys
-from datasets.models import Release
+from releases.models import Release
 sys.exit(0 if Release.objects.filter(name='$name', version='1.0.0').exists() else 1)" >/dev/null 2>&1; then
     echo "$name@1.0.0 exists; left as it is"
     return
