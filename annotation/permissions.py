@@ -4,14 +4,14 @@ from typing import Any
 
 from rest_framework.permissions import BasePermission
 
-from core.roles import user_is_annotator, user_is_curator
+from core.roles import Actor, user_is_annotator, user_is_curator
 
 
-def user_can_annotate(user: Any) -> bool:
+def user_can_annotate(user: Actor) -> bool:
     return user_is_annotator(user)
 
 
-def user_can_curate(user: Any) -> bool:
+def user_can_curate(user: Actor) -> bool:
     return user_is_curator(user)
 
 

@@ -2,7 +2,8 @@
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
 from django.db import models
 from django.http import HttpRequest
 
@@ -13,7 +14,10 @@ class Role(models.TextChoices):
     RESEARCHER = "researcher", "Researcher"
 
 
-UserLike = AbstractBaseUser | AnonymousUser
+#: The acting user as a view hands it over (``request.user``): Winnow's user model
+#: (``settings.AUTH_USER_MODEL`` is Django's own ``User``) or the anonymous user, whom
+#: every role predicate refuses.
+Actor = User | AnonymousUser
 
 
 #: How long a user's roles stay in the cache. Changes of group membership made through
@@ -22,23 +26,28 @@ UserLike = AbstractBaseUser | AnonymousUser
 ROLES_CACHE_SECONDS = 60
 
 
+def account_of(user: Actor | None) -> User | None:
+    """The account to record as having done something (``created_by`` and the like): the
+    user, or None for the anonymous user and for the system (a command run without
+    ``--user``)."""
+    return user if isinstance(user, User) else None
+
+
 def _roles_key(user_id: Any) -> str:
     return f"winnow:roles:{user_id}"
 
 
-def user_roles(user: Any) -> set[str]:
+def user_roles(user: Actor) -> set[str]:
     """The roles a user holds; a superuser holds them all.
 
     Asked on every request, so the answer is kept on the user object and in the cache
     (Redis in production), not read from the database each time."""
-    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+    if not isinstance(user, User) or not user.is_active:
         return set()
-    if getattr(user, "is_superuser", False):
+    if user.is_superuser:
         return {r.value for r in Role}
     cached = getattr(user, "_winnow_roles", None)
     if cached is None:
-        from django.core.cache import cache
-
         key = _roles_key(user.pk)
         stored = cache.get(key)
         if stored is None:
@@ -47,32 +56,31 @@ def user_roles(user: Any) -> set[str]:
             )
             cache.set(key, stored, ROLES_CACHE_SECONDS)
         cached = set(stored)
-        user._winnow_roles = cached
+        # kept on the instance for the rest of the request (not a field of the model)
+        setattr(user, "_winnow_roles", cached)  # noqa: B010
     return set(cached)
 
 
 def roles_forget(user_ids: Any) -> None:
     """Drop the cached roles of these users (after their groups changed)."""
-    from django.core.cache import cache
-
     keys = [_roles_key(pk) for pk in user_ids]
     if keys:
         cache.delete_many(keys)
 
 
-def user_has_role(user: Any, role: Role | str) -> bool:
+def user_has_role(user: Actor, role: Role | str) -> bool:
     return str(role) in user_roles(user)
 
 
-def user_is_annotator(user: Any) -> bool:
+def user_is_annotator(user: Actor) -> bool:
     return user_has_role(user, Role.ANNOTATOR)
 
 
-def user_is_curator(user: Any) -> bool:
+def user_is_curator(user: Actor) -> bool:
     return user_has_role(user, Role.CURATOR)
 
 
-def user_is_researcher(user: Any) -> bool:
+def user_is_researcher(user: Actor) -> bool:
     return user_has_role(user, Role.RESEARCHER)
 
 

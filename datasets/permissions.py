@@ -7,15 +7,15 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from core.roles import user_is_curator, user_is_researcher
+from core.roles import Actor, user_is_curator, user_is_researcher
 
 
-def user_can_import(*, user: Any) -> bool:
+def user_can_import(*, user: Actor) -> bool:
     """Curators (and superusers, who hold every role) import data."""
     return user_is_curator(user)
 
 
-def user_can_browse_items(*, user: Any) -> bool:
+def user_can_browse_items(*, user: Actor) -> bool:
     """Curators and admins see every item; researchers too: the items are public-source
     data and carry no annotator identity. Annotators may not browse in bulk: they see
     only the item in hand, through the annotation pages."""

@@ -8,16 +8,17 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 
+from core.roles import Actor
 from datasets.models import Answer, ComVEItem, KnowledgeType, Reason, ReasonLabel, ReasonOrigin, Schema
 from datasets.permissions import user_can_browse_items
 
 
-def _check(user: Any) -> None:
+def _check(user: Actor) -> None:
     if not user_can_browse_items(user=user):
         raise PermissionDenied("Only curators, researchers and admins may browse items in bulk.")
 
 
-def schema_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet[Schema]:
+def schema_list(*, user: Actor, filters: dict[str, Any] | None = None) -> QuerySet[Schema]:
     """Schemas with their twin's external id. Filters: collection, switchable, associative,
     answer, knowledge_type."""
     _check(user)
@@ -32,7 +33,7 @@ def schema_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet
     return qs
 
 
-def reason_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet[Reason]:
+def reason_list(*, user: Actor, filters: dict[str, Any] | None = None) -> QuerySet[Reason]:
     """Reasons with their schema. Filters: collection, schema, origin, label."""
     _check(user)
     filters = filters or {}
@@ -45,7 +46,7 @@ def reason_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet
     return qs
 
 
-def comve_item_list(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet[ComVEItem]:
+def comve_item_list(*, user: Actor, filters: dict[str, Any] | None = None) -> QuerySet[ComVEItem]:
     """ComVE and Sen-Making items. Filters: dataset, split, subtask (a, b, c)."""
     _check(user)
     filters = filters or {}

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 
+from core.roles import Actor, account_of
 from datasets.importers import PARSERS
 from datasets.importers.base import DatasetImportError, ImportError_
 from datasets.importers.records import ComVEData, TrichelairData, WinoWhyData
@@ -97,7 +98,7 @@ def _json_safe(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def dataset_import(
-    *, format: str, paths: list[Path], options: dict[str, Any] | None = None, user: Any = None
+    *, format: str, paths: list[Path], options: dict[str, Any] | None = None, user: Actor | None = None
 ) -> ImportResult:
     """Import files of ``format`` (winowhy, trichelair, comve, senmaking).
 
@@ -131,14 +132,14 @@ def _write(
     parsed: WinoWhyData | TrichelairData | ComVEData,
     files: list[dict[str, Any]],
     options: dict[str, Any],
-    user: Any,
+    user: Actor | None,
 ) -> ImportResult:
     with transaction.atomic():
         batch = ImportBatch.objects.create(
             format=format,
             files=files,
             options=_json_safe(options),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=account_of(user),
         )
         if isinstance(parsed, WinoWhyData):
             counts, summary = _write_winowhy(parsed, batch, options)

@@ -7,25 +7,26 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 
+from core.roles import Actor
 from evaluation.metrics.significance import mcnemar
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
 
 
-def run_list(*, user: Any) -> QuerySet[EvaluationRun]:
+def run_list(*, user: Actor) -> QuerySet[EvaluationRun]:
     if not user_can_evaluate(user=user):
         return EvaluationRun.objects.none()
     return EvaluationRun.objects.all()
 
 
-def run_get(*, user: Any, run_id: int) -> EvaluationRun:
+def run_get(*, user: Actor, run_id: int) -> EvaluationRun:
     run = run_list(user=user).filter(pk=run_id).first()
     if run is None:
         raise Http404("no such run")
     return run
 
 
-def release_list(*, user: Any) -> list[dict[str, Any]]:
+def release_list(*, user: Actor) -> list[dict[str, Any]]:
     """Releases that have finished runs: name, version, data set, number of runs."""
     rows = (
         run_list(user=user)
@@ -39,7 +40,7 @@ def release_list(*, user: Any) -> list[dict[str, Any]]:
     return [{"name": n, "version": v, "dataset": d, "runs": c} for (n, v, d), c in counts.items()]
 
 
-def leaderboard(*, user: Any, release_name: str, release_version: str) -> list[EvaluationRun]:
+def leaderboard(*, user: Actor, release_name: str, release_version: str) -> list[EvaluationRun]:
     """Finished runs on a release, best summary accuracy first."""
     runs = list(
         run_list(user=user).filter(

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.roles import Actor, account_of
 from evaluation import release_data
 from evaluation.metrics.comve import (
     SUBMISSION_FILES,
@@ -119,7 +120,7 @@ def evaluation_run_create(
     out_dir: str = "",
     generate_explanations: bool = False,
     start_token: str | int | None = None,
-    created_by: Any = None,
+    created_by: Actor | None = None,
 ) -> EvaluationRun:
     """Validate and store a queued run (nothing is scored yet)."""
     if method not in Method.values:
@@ -169,7 +170,7 @@ def evaluation_run_create(
                 "generate_explanations": generate_explanations,
                 "start_token": start,
             },
-            created_by=created_by if getattr(created_by, "pk", None) else None,
+            created_by=account_of(created_by),
         )
         run.results_dir = str(Path(out_dir).resolve()) if out_dir else str(runs_root() / f"run-{run.pk}")
         run.save(update_fields=["results_dir"])

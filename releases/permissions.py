@@ -1,37 +1,35 @@
 """Who may do what to a release. Roles come from config/roles.py."""
 
-from typing import Any
-
 from rest_framework.permissions import BasePermission
 
-from core.roles import user_is_curator, user_roles
+from core.roles import Actor, user_is_curator, user_roles
 from releases.models import Release, ReleaseStatus
 
 
-def user_can_create_release(*, user: Any) -> bool:
+def user_can_create_release(*, user: Actor) -> bool:
     return user_is_curator(user)
 
 
-def user_can_approve_release(*, user: Any, release: Release) -> bool:
+def user_can_approve_release(*, user: Actor, release: Release) -> bool:
     return user_is_curator(user) and release.status == ReleaseStatus.DRAFT
 
 
-def user_can_publish_release(*, user: Any, release: Release) -> bool:
+def user_can_publish_release(*, user: Actor, release: Release) -> bool:
     return user_is_curator(user) and release.status == ReleaseStatus.APPROVED
 
 
-def user_can_see_drafts(*, user: Any) -> bool:
+def user_can_see_drafts(*, user: Actor) -> bool:
     """Drafts and approved-but-unpublished releases are the curators' business only."""
     return user_is_curator(user)
 
 
-def user_can_view_release(*, user: Any, release: Release) -> bool:
+def user_can_view_release(*, user: Actor, release: Release) -> bool:
     if release.status == ReleaseStatus.PUBLISHED:
         return bool(user_roles(user))
     return user_can_see_drafts(user=user)
 
 
-def user_can_change_release(*, user: Any, release: Release) -> bool:
+def user_can_change_release(*, user: Actor, release: Release) -> bool:
     """Only a draft's changelog can change, and only by a curator; published never."""
     return user_is_curator(user) and release.status == ReleaseStatus.DRAFT
 

@@ -7,13 +7,14 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.http import Http404
 
+from core.roles import Actor
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.permissions import user_can_see_drafts
 
 
-def release_list(*, user: Any, dataset: str = "") -> Any:
+def release_list(*, user: Actor, dataset: str = "") -> Any:
     """Published releases for everyone with a role; curators also see drafts and approved ones."""
     qs = Release.objects.select_related("created_by", "approved_by", "published_by").prefetch_related("files")
     if not user_can_see_drafts(user=user):
@@ -23,14 +24,14 @@ def release_list(*, user: Any, dataset: str = "") -> Any:
     return qs
 
 
-def release_get(*, user: Any, name: str, version: str) -> Release:
+def release_get(*, user: Actor, name: str, version: str) -> Release:
     release = release_list(user=user).filter(name=name, version=version).first()
     if release is None:
         raise Http404("no such release")
     return release
 
 
-def release_file_get(*, user: Any, release: Release, file_name: str) -> ReleaseFile:
+def release_file_get(*, user: Actor, release: Release, file_name: str) -> ReleaseFile:
     file = ReleaseFile.objects.filter(release=release, name=file_name).first()
     if file is None:
         raise Http404("no such file in this release")

@@ -19,7 +19,7 @@ from django.utils.text import slugify
 
 from annotation.agreement import services as agreement_services
 from annotation.models import Campaign
-from core.roles import user_is_curator
+from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVESplit
 from releases import snapshot
 from releases.diff import first_version_diff, release_items_diff
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def require_curator(user: Any, action: str) -> None:
+def require_curator(user: Actor | None, action: str) -> None:
     if user is not None and not user_is_curator(user):
         raise ReleasePermissionError(f"only curators may {action} a release")
 
@@ -134,7 +134,7 @@ def release_create(
     split: str = "",
     collection: str = "",
     changelog: str = "",
-    user: Any = None,
+    user: Actor | None = None,
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after commit."""
     require_curator(user, "create")
@@ -175,7 +175,7 @@ def release_create(
                     version_minor=minor,
                     version_patch=patch,
                     changelog=changelog,
-                    created_by=user,
+                    created_by=account_of(user),
                 )
         except IntegrityError as error:  # created at the same moment by someone else
             raise ReleaseValidationError(
@@ -347,7 +347,7 @@ def release_build(*, release_id: int, force: bool = False) -> Release:
     return release
 
 
-def release_changelog_update(*, release: Release, changelog: str, user: Any) -> Release:
+def release_changelog_update(*, release: Release, changelog: str, user: Actor | None) -> Release:
     """Only a draft's changelog changes (the card is rebuilt)."""
     require_curator(user, "edit")
     with transaction.atomic():
@@ -363,7 +363,7 @@ def release_changelog_update(*, release: Release, changelog: str, user: Any) -> 
     return locked
 
 
-def release_approve(*, release: Release, user: Any) -> Release:
+def release_approve(*, release: Release, user: Actor | None) -> Release:
     """draft -> approved, by a curator, once the files are built."""
     require_curator(user, "approve")
     with transaction.atomic():
@@ -377,13 +377,13 @@ def release_approve(*, release: Release, user: Any) -> Release:
                 f"release {locked.ref}: files are {locked.get_build_status_display()}; approve once they are built"
             )
         Release.objects.filter(pk=locked.pk, status=ReleaseStatus.DRAFT).update(
-            status=ReleaseStatus.APPROVED, approved_by=user, approved_at=timezone.now()
+            status=ReleaseStatus.APPROVED, approved_by=account_of(user), approved_at=timezone.now()
         )
     locked.refresh_from_db()
     return locked
 
 
-def release_publish(*, release: Release, user: Any) -> Release:
+def release_publish(*, release: Release, user: Actor | None) -> Release:
     """approved -> published, by a curator; the files must match the manifest. Final."""
     require_curator(user, "publish")
     with transaction.atomic():
@@ -401,13 +401,13 @@ def release_publish(*, release: Release, user: Any) -> Release:
         _freeze_on_disk(folder)
         folder.chmod(0o555)  # no file can be added, removed or renamed either
         Release.objects.filter(pk=locked.pk, status=ReleaseStatus.APPROVED).update(
-            status=ReleaseStatus.PUBLISHED, published_by=user, published_at=timezone.now()
+            status=ReleaseStatus.PUBLISHED, published_by=account_of(user), published_at=timezone.now()
         )
     locked.refresh_from_db()
     return locked
 
 
-def release_delete(*, release: Release, user: Any) -> None:
+def release_delete(*, release: Release, user: Actor | None) -> None:
     """A draft or approved release can be thrown away by a curator; a published one never."""
     require_curator(user, "delete")
     with transaction.atomic():
@@ -419,7 +419,7 @@ def release_delete(*, release: Release, user: Any) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def release_export(*, release: Release, out_dir: Path, user: Any = None) -> list[BuiltFile]:
+def release_export(*, release: Release, out_dir: Path, user: Actor | None = None) -> list[BuiltFile]:
     """Write the release's files into ``out_dir`` from its frozen items.
 
     When the release has been built, the written files must be byte-identical to its

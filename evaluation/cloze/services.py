@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.roles import Actor, account_of
 from evaluation.cloze.candidates import ModelLoadError, load_cloze_model
 from evaluation.cloze.data import PairFileError, read_pairs, statements_of
 from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
@@ -97,7 +98,7 @@ def cloze_run(
     out_dir: str | Path,
     embeddings: str | None = None,
     settings: ClozeSettings | None = None,
-    user: Any = None,
+    user: Actor | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ClozeRun:
     """Run experiments 2 then 1 (the short one first), write results.json + JSONL files into ``out_dir``, record the run.
@@ -144,7 +145,7 @@ def cloze_run(
             embeddings=vectors.source if glove is None else f"{vectors.source} ({embeddings})",
             settings=run_settings,
             out_dir=str(out),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=account_of(user),
         )
     started = time.perf_counter()
     dispersion_file = _JsonlWriter(out / "dispersion.jsonl")
@@ -245,7 +246,9 @@ def _same_value(key: str, value: Any) -> Any:
     return value
 
 
-def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user: Any = None) -> ClozeRun:
+def cloze_results_combine(
+    *, parts: list[str | Path], out_dir: str | Path, user: Actor | None = None
+) -> ClozeRun:
     """One run from the output folders of runs of the same model and settings on parts of the data.
 
     Statements and pairs are taken in the order of the parts; one already taken (same id)
@@ -343,7 +346,7 @@ def cloze_results_combine(*, parts: list[str | Path], out_dir: str | Path, user:
             status=ClozeRunStatus.DONE,
             seconds=results["seconds"],
             finished_at=timezone.now(),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=account_of(user),
         )
         results["run"] = run.pk
         (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
