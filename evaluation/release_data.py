@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.errors import WinnowError
 from evaluation.scorers.types import WscItem, WscText
 
 DATASET_FILES = {
@@ -28,8 +29,10 @@ DATASET_ALIASES = {"senmaking": "comve"}
 _BRACKETED = re.compile(r"^(?P<before>[^\[\]]*)\[(?P<pronoun>[^\[\]]+)\](?P<after>[^\[\]]*)$", re.DOTALL)
 
 
-class ReleaseDataError(ValueError):
+class ReleaseDataError(WinnowError, ValueError):
     """A release folder or file that cannot be read; the message says where and why."""
+
+    status = 400
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import WinnowError
 from core.roles import Actor, account_of
 from evaluation import release_data
 from evaluation.metrics.comve import (
@@ -33,6 +34,7 @@ from evaluation.metrics.comve import (
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
 from evaluation.metrics.winowhy import cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
+from evaluation.modeling import load_model
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
 from evaluation.scorers.types import MODEL_METHODS, start_token_parse
@@ -50,8 +52,10 @@ RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 
 
-class EvaluationError(Exception):
+class EvaluationError(WinnowError):
     """A run that cannot be created or executed; the message says why."""
+
+    status = 400
 
 
 # --- where things are -------------------------------------------------------------------
@@ -227,8 +231,6 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
         model = None
         if run.method in MODEL_METHODS:
             t = time.perf_counter()
-            from evaluation.modeling import load_model
-
             model = load_model(
                 run.model_path,
                 threads=run.settings.get("threads") or None,

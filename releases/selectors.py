@@ -1,6 +1,7 @@
 """Release reads, narrowed to what the user may see (out of reach = 404)."""
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -12,6 +13,8 @@ from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.permissions import user_can_see_drafts
+
+logger = logging.getLogger(__name__)
 
 
 def release_list(*, user: Actor, dataset: str = "") -> Any:
@@ -42,8 +45,17 @@ def release_file_open_verified(*, release_file: ReleaseFile) -> BinaryIO:
     """The file opened for reading once its bytes (read through this very handle) match.
 
     Hashing the handle that is then served means a file swapped on disk after the check
-    is not what gets sent.
+    is not what gets sent. A refusal is logged as an error whoever asked (a served file
+    that no longer matches is the operator's concern) and raised for the view to answer.
     """
+    try:
+        return _open_verified(release_file)
+    except ReleaseIntegrityError as error:
+        logger.error("refused to serve %s", error)
+        raise
+
+
+def _open_verified(release_file: ReleaseFile) -> BinaryIO:
     path = release_file_verified_path(release_file=release_file, check_bytes=False)
     handle = path.open("rb")
     digest = hashlib.sha256()

@@ -44,12 +44,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from core.errors import WinnowError
+
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-class UndefinedAgreement(ValueError):
-    """The statistic has no value on this input; the message says why."""
+class UndefinedAgreement(WinnowError, ValueError):
+    """The statistic has no value on this input; the message says why.
+
+    Callers catch it (as ``ValueError`` too) and show "undefined: <reason>"; should one
+    reach a page or the API, it answers 400.
+    """
+
+    status = 400
 
 
 # --------------------------------------------------------------------------- input

@@ -17,14 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.errors import WinnowError
 
-class DatasetImportError(Exception):
+
+class DatasetImportError(WinnowError):
     """A source file could not be imported; nothing was written.
 
     ``row`` is 1-based over data rows (a CSV header is not counted; for a JSON array the
     n-th element; for JSON Lines the n-th line). ``line`` is a physical line of the file,
     given when the problem is below the level of rows (bad bytes, broken JSON).
     """
+
+    status = 400
 
     def __init__(
         self,

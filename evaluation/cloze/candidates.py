@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.modeling import ModelLoadError, load_model
+
 MASKED = "masked"
 CAUSAL = "causal"
-
-
-class ModelLoadError(ValueError):
-    """The model path cannot be loaded (message says why)."""
 
 
 @dataclass
@@ -259,12 +257,7 @@ def load_cloze_model(
     (the loader every scorer uses: offline only, GGUF told by its magic bytes, the kind from
     the configuration, the causal start token chosen and recorded there). ``kind`` checks
     the detected kind instead of trusting it blindly."""
-    from evaluation import modeling
-
-    try:
-        loaded = modeling.load_model(path, start_token=start_token)
-    except modeling.ModelLoadError as exc:
-        raise ModelLoadError(str(exc)) from exc
+    loaded = load_model(path, start_token=start_token)
     if kind is not None and kind != loaded.kind:
         raise ModelLoadError(f"{path}: this is a {loaded.kind} language model, not a {kind} one")
     return ClozeModel(

@@ -14,11 +14,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.errors import WinnowError
 from evaluation.cloze.experiments import Pair, Statement
 
 
-class PairFileError(ValueError):
+class PairFileError(WinnowError, ValueError):
     """A pair file that cannot be read; the message names file, row and field."""
+
+    status = 400
 
 
 def _false_index(value: Any, where: str) -> int:

@@ -8,11 +8,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from core.errors import WinnowError
 from evaluation.cloze.math import Vector
 
 
-class EmbeddingFileError(ValueError):
+class EmbeddingFileError(WinnowError, ValueError):
     """A GloVe file that cannot be read; the message names the file, line and reason."""
+
+    status = 400
 
 
 class WordVectors(Protocol):

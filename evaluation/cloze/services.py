@@ -12,17 +12,21 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import WinnowError
 from core.roles import Actor, account_of
-from evaluation.cloze.candidates import ModelLoadError, load_cloze_model
+from evaluation.cloze.candidates import load_cloze_model
 from evaluation.cloze.data import PairFileError, read_pairs, statements_of
 from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
 from evaluation.cloze.experiments import SCORES, run_confidence, run_dispersion
+from evaluation.modeling import ModelLoadError
 from evaluation.models import ClozeRun, ClozeRunStatus
 from evaluation.scorers.types import start_token_parse
 
 
-class ClozeError(Exception):
+class ClozeError(WinnowError):
     """The analysis cannot run; the message says what to fix."""
+
+    status = 400
 
 
 @dataclass(frozen=True)

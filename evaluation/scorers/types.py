@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.errors import WinnowError
+
 #: Every scoring method `score_wsc` understands (the `--method` choices of `manage.py evaluate`).
 METHODS: tuple[str, ...] = ("full", "partial", "pll", "random", "majority", "first", "predictions")
 #: Methods that need a model (`load_model`); the others take `model=None`.
@@ -113,8 +115,10 @@ class ItemScore:
         return self.prediction == self.answer
 
 
-class ScoringError(ValueError):
+class ScoringError(WinnowError, ValueError):
     """A scoring request that cannot be served (wrong method for the model, bad input)."""
+
+    status = 400
 
 
 class PredictionsFileError(ScoringError):

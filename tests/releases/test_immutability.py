@@ -280,6 +280,22 @@ def test_a_tampered_file_is_refused_for_download_and_cannot_be_rebuilt_in_place(
     assert Release.objects.get(pk=release.pk).build_status == BuildStatus.DONE
 
 
+def test_a_refused_download_is_logged_as_an_error_and_answered_as_a_page(client, researcher, release, caplog):  # type: ignore[no-untyped-def]
+    path: Path = services.release_folder(release) / "wsc.jsonl"
+    path.chmod(0o644)
+    path.write_bytes(b"tampered\n")
+    client.force_login(researcher)
+    with caplog.at_level("ERROR", logger="releases.selectors"):
+        response = client.get(
+            reverse("releases:release-download", args=[release.name, release.version, "wsc.jsonl"])
+        )
+    assert response.status_code == 409
+    assert "<title>Cannot do that now · Winnow</title>" in response.content.decode()
+    assert [r.getMessage() for r in caplog.records if r.name == "releases.selectors"] == [
+        f"refused to serve {release.ref}/wsc.jsonl: the bytes on disk no longer match the manifest's SHA-256"
+    ]
+
+
 def test_export_of_a_tampered_release_still_matches_the_manifest_and_restores_it(release, tmp_path):
     path = services.release_folder(release) / "wsc.jsonl"
     original = path.read_bytes()

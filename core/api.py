@@ -1,0 +1,23 @@
+"""Domain errors as API responses: DRF's exception handler, extended by ``WinnowError``.
+
+Set as ``REST_FRAMEWORK["EXCEPTION_HANDLER"]``. A ``WinnowError`` raised in an API view
+answers ``{"detail": message}`` with the error's status, the shape DRF gives its own
+errors (validation aside); everything else goes to DRF's handler unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from core.errors import WinnowError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, WinnowError):
+        set_rollback()  # as DRF does for the errors it handles (ATOMIC_REQUESTS)
+        return Response({"detail": exc.message}, status=exc.status)
+    return drf_exception_handler(exc, context)
