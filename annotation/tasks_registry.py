@@ -10,12 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import WinnowError
+
 ITEM_KINDS = ("schemas", "reasons", "comve", "slots")
 KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
 
 
-class AnswerError(ValueError):
-    """An answer that the task does not accept; the message says which field and why."""
+class AnswerError(WinnowError, ValueError):
+    """An answer that the task does not accept; the message says which field and why.
+    (Still a ValueError, as it was before the domain errors had one root.)"""
+
+    status = 400
 
 
 @dataclass(frozen=True)

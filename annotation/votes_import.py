@@ -52,6 +52,7 @@ from django.db import transaction
 from annotation.agreement.services import CATEGORY_ORDER, FREE_TEXT_TASKS
 from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
+from core.errors import WinnowError
 from datasets.models import ComVEItem, Reason, Schema
 
 FORMATS = ("winowhy", "jsonl")
@@ -68,8 +69,10 @@ ITEM_KIND_OF_TASK: dict[str, str] = {
 }
 
 
-class VotesImportError(Exception):
+class VotesImportError(WinnowError):
     """The file cannot be imported; the message names file, row and field. Nothing was written."""
+
+    status = 400
 
 
 @dataclass(frozen=True)

@@ -5,19 +5,21 @@ Callers import from here (``from annotation.services import campaign_create``,
 package, not an interface.
 """
 
-from annotation.services.assignment import (
-    ITEM_FIELD,
-    ITEM_FILTERS,
-    ITEM_MODELS,
-    AggregateSummary,
+from annotation.errors import (
     AnnotationError,
     AnnotatorPaused,
     AssignmentRefused,
     CampaignError,
     CampaignNotActive,
-    ImportedVote,
     JudgmentRefused,
     LeaseExpired,
+)
+from annotation.services.assignment import (
+    ITEM_FIELD,
+    ITEM_FILTERS,
+    ITEM_MODELS,
+    AggregateSummary,
+    ImportedVote,
     SubmitResult,
     adjudication_decisions,
     adjudication_record,

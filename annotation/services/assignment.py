@@ -31,6 +31,14 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation import aggregation_rules as rules
+from annotation.errors import (
+    AnnotationError,
+    AnnotatorPaused,
+    CampaignError,
+    CampaignNotActive,
+    JudgmentRefused,
+    LeaseExpired,
+)
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -45,35 +53,6 @@ from annotation.models import (
 from annotation.switching import bracketed_sentence, switch_candidates
 from annotation.tasks_registry import ITEM_KINDS, AnswerError, answer_clean, answer_key, task_spec
 from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
-
-
-class AnnotationError(Exception):
-    """A domain error; the message is meant for the user."""
-
-
-class CampaignError(AnnotationError):
-    pass
-
-
-class AssignmentRefused(AnnotationError):
-    pass
-
-
-class AnnotatorPaused(AssignmentRefused):
-    pass
-
-
-class CampaignNotActive(AssignmentRefused):
-    pass
-
-
-class JudgmentRefused(AnnotationError):
-    pass
-
-
-class LeaseExpired(JudgmentRefused):
-    pass
-
 
 # ---------------------------------------------------------------------------------------
 # Campaigns
