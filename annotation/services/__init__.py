@@ -14,25 +14,23 @@ from annotation.errors import (
     JudgmentRefused,
     LeaseExpired,
 )
-from annotation.services.assignment import (
+from annotation.services.aggregation import (
+    AggregateSummary,
+    adjudication_decisions,
+    adjudication_record,
+    campaign_aggregate,
+)
+from annotation.services.assignment import assignment_next, assignments_expire
+from annotation.services.campaigns import (
     ITEM_FIELD,
     ITEM_FILTERS,
     ITEM_MODELS,
-    AggregateSummary,
-    ImportedVote,
-    SubmitResult,
-    adjudication_decisions,
-    adjudication_record,
-    assignment_next,
-    assignments_expire,
-    campaign_aggregate,
     campaign_annotator_pause,
     campaign_create,
     campaign_status_set,
     gold_answer_for,
-    judgment_import,
-    judgment_submit,
 )
+from annotation.services.judgments import ImportedVote, SubmitResult, judgment_import, judgment_submit
 
 __all__ = [
     "ITEM_FIELD",
