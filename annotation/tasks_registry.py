@@ -55,6 +55,19 @@ class TaskSpec:
                 return c.label
         return value
 
+    @property
+    def free_text(self) -> bool:
+        """Answers are written (a reason, a ComVE item), not chosen: no categories to
+        count, so no agreement figures and no votes to import."""
+        return self.writes_text or self.writes_comve
+
+    def answer_key(self, answer: str, payload: Any) -> str:
+        """The canonical string compared with a gold answer: the choice, and the answer to
+        the second question when the task asks one ("1:B" for ComVE check)."""
+        if self.option_choices and isinstance(payload, dict) and payload.get("option"):
+            return f"{answer}:{payload['option']}"
+        return answer
+
 
 YES_NO = {
     "switchability": (
@@ -265,10 +278,10 @@ def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def answer_key(task: str, answer: str, payload: dict[str, Any]) -> str:
-    """The canonical string compared with a gold answer ("1:B" for ComVE check)."""
-    if task == "comve_check" and payload.get("option"):
-        return f"{answer}:{payload['option']}"
-    return answer
+    """The canonical string compared with a gold answer ("1:B" for ComVE check); see
+    :meth:`TaskSpec.answer_key`."""
+    spec = TASKS.get(task)
+    return spec.answer_key(answer, payload) if spec is not None else answer
 
 
 def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:

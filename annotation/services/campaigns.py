@@ -11,6 +11,7 @@ from django.utils.text import slugify
 
 from annotation.errors import CampaignError
 from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
+from annotation.task_types import task_type
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from datasets.models import ComVEItem, Reason, Schema
 
@@ -89,24 +90,10 @@ def _selected(kind: str, filters: dict[str, Any], ids: Sequence[int] | None) -> 
 
 def gold_answer_for(task: str, obj: Any) -> str:
     """The known answer of an item used as gold; CampaignError when it has none."""
-    answer = ""
-    if task == Task.SWITCHABILITY and obj.switchable is not None:
-        answer = "switchable" if obj.switchable else "not_switchable"
-    elif task == Task.ASSOCIATIVITY and obj.associative is not None:
-        answer = "associative" if obj.associative else "not_associative"
-    elif task == Task.REASON_PLAUSIBILITY and obj.label in ("positive", "negative"):
-        answer = "plausible" if obj.label == "positive" else "implausible"
-    elif task == Task.KNOWLEDGE_TYPE and obj.knowledge_type:
-        answer = obj.knowledge_type
-    elif task == Task.COMVE_CHECK and obj.false_index is not None:
-        answer = f"{obj.false_index}:{obj.correct_option}" if _has_options(obj) else str(obj.false_index)
+    answer = task_type(task).gold_answer(obj)
     if not answer:
         raise CampaignError(f"gold id {obj.pk}: the item has no known answer for {task}")
     return answer
-
-
-def _has_options(comve: ComVEItem | None) -> bool:
-    return bool(comve and comve.option_a and comve.option_b and comve.option_c and comve.correct_option)
 
 
 def campaign_create(
@@ -178,8 +165,7 @@ def campaign_create(
         else:
             qs = _selected(items, filters or {}, ids)
             gold_set = {int(g) for g in gold_ids or ()}
-            if task == Task.COMVE_CHECK:
-                qs = qs.filter(false_index__isnull=False).exclude(statement_0="")
+            qs = task_type(task).selectable(qs)
             main_ids = [pk for pk in qs.values_list("pk", flat=True) if pk not in gold_set]
             if not main_ids:
                 raise CampaignError(f"items: the selection of {items} is empty")

@@ -23,11 +23,10 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignItem,
     Judgment,
-    Task,
 )
 from annotation.services.assignment import _item_load
-from annotation.services.campaigns import _has_options
-from annotation.tasks_registry import AnswerError, answer_clean, answer_key
+from annotation.task_types import comve_has_options
+from annotation.tasks_registry import AnswerError, answer_clean, task_spec
 from datasets.models import ComVEItem
 
 
@@ -109,15 +108,17 @@ def judgment_submit(
                 else Campaign.objects.get(pk=locked.campaign_id)
             )
             try:
+                spec = task_spec(campaign.task)
                 answer, text, payload = answer_clean(
                     campaign.task,
                     answer=answer,
                     text=text,
                     payload=payload,
-                    has_options=_has_options(
+                    # (only a task with a second question reads the item's options)
+                    has_options=comve_has_options(
                         ComVEItem.objects.get(pk=locked.comve_item_id) if locked.comve_item_id else None
                     )
-                    if campaign.task == Task.COMVE_CHECK
+                    if spec.option_choices
                     else True,
                 )
             except AnswerError as exc:
@@ -162,7 +163,7 @@ def judgment_submit(
                 lease.save(update_fields=["status"])
             CampaignItem.objects.filter(pk=item_id).update(judgment_count=F("judgment_count") + 1)
             if locked.is_gold:
-                correct = answer_key(campaign.task, answer, payload) == locked.gold_answer
+                correct = spec.answer_key(answer, payload) == locked.gold_answer
                 CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
                 CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator).update(
                     gold_seen=F("gold_seen") + 1, gold_correct=F("gold_correct") + int(correct)
@@ -206,7 +207,7 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
                 answer=vote.answer,
                 text=vote.text,
                 payload=vote.payload,
-                has_options=_has_options(vote.item.comve_item) if vote.item.comve_item_id else True,
+                has_options=comve_has_options(vote.item.comve_item) if vote.item.comve_item_id else True,
             )
         except AnswerError as exc:
             raise JudgmentRefused(f"{where}: {exc}") from None
