@@ -12,6 +12,7 @@ from django.db import models, transaction
 
 from annotation.errors import AnnotationError
 from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
+from annotation.permissions import RequestUser, signed_in
 from annotation.task_types import AggregatedItem, task_type
 
 
@@ -20,8 +21,11 @@ def adjudication_decisions(task: str) -> tuple[str, ...]:
     return task_type(task).adjudication_decisions()
 
 
-def adjudication_record(*, item: CampaignItem, curator: Any, decision: str, note: str = "") -> Adjudication:
+def adjudication_record(
+    *, item: CampaignItem, curator: RequestUser, decision: str, note: str = ""
+) -> Adjudication:
     """A curator's decision on an item, stored beside the votes (which stay as they are)."""
+    curator = signed_in(curator)
     allowed = adjudication_decisions(item.campaign.task)
     if decision not in allowed:
         raise AnnotationError(f"decision: {decision!r} is not one of {', '.join(allowed)}")

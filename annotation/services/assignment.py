@@ -18,9 +18,10 @@ from __future__ import annotations
 import functools
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -34,13 +35,14 @@ from annotation.models import (
     CampaignItem,
     CampaignStatus,
 )
+from annotation.permissions import RequestUser, signed_in
 
 
 def _live_leases(now: datetime) -> Q:
     return Q(status=AssignmentStatus.LEASED, expires_at__gt=now)
 
 
-def _item_load(item_id: int, now: datetime, *, exclude_annotator: Any = None) -> tuple[int, int]:
+def _item_load(item_id: int, now: datetime, *, exclude_annotator: User | None = None) -> tuple[int, int]:
     """(judgments, live leases) of an item, read in one fresh statement."""
     leases = Assignment.objects.filter(_live_leases(now), campaign_item=OuterRef("pk"))
     if exclude_annotator is not None:
@@ -100,12 +102,17 @@ def _next_sql(postgres: bool) -> dict[str, str]:
 
 
 def assignment_next(
-    *, campaign: Campaign, annotator: Any, now: datetime | None = None, rng: random.Random | None = None
+    *,
+    campaign: Campaign,
+    annotator: RequestUser,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
 ) -> Assignment | None:
     """Lease the next item for ``annotator``, or None when nothing is left for them.
 
     An annotator with a live lease gets that lease back (a reload never skips an item).
     Gold items come at ``campaign.gold_rate`` while regular work remains."""
+    annotator = signed_in(annotator)
     now = now or timezone.now()
     if campaign.status != CampaignStatus.ACTIVE:
         raise CampaignNotActive(
@@ -183,12 +190,12 @@ def assignment_next(
 
 
 def _candidate(
-    cursor: Any,
+    cursor: CursorWrapper,
     sql: dict[str, str],
     campaign: Campaign,
-    annotator: Any,
+    annotator: User,
     k: int,
-    when: Any,
+    when: str | None,
     rejected: list[int],
     *,
     lock: bool = True,
@@ -202,7 +209,7 @@ def _candidate(
     return None if row is None else int(row[0])
 
 
-def _lease(item_id: int, annotator: Any, campaign: Campaign, now: datetime) -> Assignment:
+def _lease(item_id: int, annotator: User, campaign: Campaign, now: datetime) -> Assignment:
     return Assignment.objects.create(
         campaign_item_id=item_id,
         annotator=annotator,

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.utils.text import slugify
 
 from annotation.errors import CampaignError
 from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
-from annotation.task_types import task_type
+from annotation.permissions import RequestUser, signed_in
+from annotation.task_types import DataItem, task_type
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from datasets.models import ComVEItem, Reason, Schema
 
@@ -88,7 +90,7 @@ def _selected(kind: str, filters: dict[str, Any], ids: Sequence[int] | None) -> 
     return qs.order_by("pk")
 
 
-def gold_answer_for(task: str, obj: Any) -> str:
+def gold_answer_for(task: str, obj: DataItem) -> str:
     """The known answer of an item used as gold; CampaignError when it has none."""
     answer = task_type(task).gold_answer(obj)
     if not answer:
@@ -109,13 +111,14 @@ def campaign_create(
     gold_rate: float = 0.0,
     instructions: str | None = None,
     slots: int = 0,
-    created_by: Any = None,
+    created_by: RequestUser | None = None,
     imported: bool = False,
 ) -> Campaign:
     """Create a campaign over the chosen items (a data set, a filter, a list of ids).
 
     ``items`` is the kind: schemas, reasons, comve, or slots (empty writing slots for
     ComVE writing; ``slots`` says how many)."""
+    created_by = signed_in(created_by) if created_by is not None else None
     if task not in Task.values:
         raise CampaignError(f"task: {task!r} is not one of {', '.join(Task.values)}")
     spec = task_spec(task)
@@ -212,7 +215,9 @@ def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
     return campaign
 
 
-def campaign_annotator_pause(*, campaign: Campaign, annotator: Any, paused: bool = True) -> CampaignAnnotator:
+def campaign_annotator_pause(
+    *, campaign: Campaign, annotator: User, paused: bool = True
+) -> CampaignAnnotator:
     """A curator pauses (or lets go on) an annotator: a paused annotator gets no items."""
     with transaction.atomic():
         member, _ = CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)

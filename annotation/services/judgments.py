@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -24,6 +25,7 @@ from annotation.models import (
     CampaignItem,
     Judgment,
 )
+from annotation.permissions import RequestUser, signed_in
 from annotation.services.assignment import _item_load
 from annotation.task_types import comve_has_options
 from annotation.tasks_registry import AnswerError, answer_clean, task_spec
@@ -40,7 +42,7 @@ class _LockedItem:
     already: bool  # this annotator has a judgment on it
 
 
-def _item_locked(item_id: int, annotator: Any) -> _LockedItem:
+def _item_locked(item_id: int, annotator: User) -> _LockedItem:
     """Lock an item's row (PostgreSQL; SQLite transactions run one at a time) and read
     what a submission needs, in one raw statement."""
     ci = CampaignItem._meta.db_table
@@ -68,7 +70,7 @@ class SubmitResult:
 
 def judgment_submit(
     *,
-    annotator: Any,
+    annotator: RequestUser,
     assignment: Assignment | None = None,
     item: CampaignItem | None = None,
     answer: str = "",
@@ -83,6 +85,7 @@ def judgment_submit(
     time (``created`` False). A lease past its time is still accepted while the item has
     room; when others have filled the item meanwhile the answer is refused with a message.
     On an imported campaign (votes from a published data set) no lease is needed."""
+    annotator = signed_in(annotator)
     now = now or timezone.now()
     if assignment is None and item is None:
         raise JudgmentRefused("Say which item the answer is for.")
@@ -181,7 +184,7 @@ def judgment_submit(
 @dataclass(frozen=True)
 class ImportedVote:
     item: CampaignItem
-    annotator: Any
+    annotator: User
     answer: str = ""
     text: str = ""
     payload: dict[str, Any] = field(default_factory=dict)

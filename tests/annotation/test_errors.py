@@ -2,11 +2,14 @@
 the views and the API answer with."""
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 
 from annotation import errors, services
+from annotation.models import Campaign, CampaignItem
 from annotation.tasks_registry import AnswerError
 from annotation.votes_import import VotesImportError
-from core.errors import WinnowError
+from core.errors import Forbidden, WinnowError
+from tests.datasets.factories import SchemaFactory
 
 
 @pytest.mark.parametrize(
@@ -37,3 +40,22 @@ def test_the_old_names_and_families_still_hold():
     assert issubclass(errors.CampaignNotActive, errors.AssignmentRefused)
     assert issubclass(errors.CampaignError, errors.AnnotationError)
     assert issubclass(AnswerError, ValueError)
+
+
+@pytest.mark.django_db
+def test_an_anonymous_visitor_acts_on_nothing():
+    SchemaFactory()
+    campaign = services.campaign_create(name="sw", task="switchability", items="schemas")
+    item = CampaignItem.objects.get(campaign=campaign)
+    nobody = AnonymousUser()
+    with pytest.raises(Forbidden, match="Sign in first") as refused:
+        services.assignment_next(campaign=campaign, annotator=nobody)
+    assert refused.value.status == 403
+    with pytest.raises(Forbidden):
+        services.judgment_submit(annotator=nobody, item=item, answer="switchable")
+    with pytest.raises(Forbidden):
+        services.adjudication_record(item=item, curator=nobody, decision="switchable")
+    with pytest.raises(Forbidden):
+        services.campaign_create(name="sw2", task="switchability", items="schemas", created_by=nobody)
+    assert not item.judgments.exists() and not item.adjudications.exists()
+    assert not Campaign.objects.filter(name="sw2").exists()
