@@ -2,7 +2,8 @@
 
 Each carries the message the user reads and the HTTP status a view or API answers with
 (``core.errors.WinnowError``): a refused hand-out or a lease that ran out clashes with the
-campaign's state (409); everything else is a request to mend (400).
+campaign's state (409); everything else is a request to mend (400). A subclass keeps
+its family's status.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ class AnnotationError(WinnowError):
 class CampaignError(AnnotationError):
     """A campaign cannot be created or changed as asked (bad name, filter, K, items...)."""
 
-    status = 400
-
 
 class AssignmentRefused(AnnotationError):
     """No item is handed out to this annotator now."""
@@ -31,19 +30,13 @@ class AssignmentRefused(AnnotationError):
 class AnnotatorPaused(AssignmentRefused):
     """A curator paused the annotator in this campaign."""
 
-    status = 409
-
 
 class CampaignNotActive(AssignmentRefused):
     """The campaign is a draft, paused or closed."""
 
-    status = 409
-
 
 class JudgmentRefused(AnnotationError):
     """An answer was not recorded (a bad answer, an item not given to the annotator...)."""
-
-    status = 400
 
 
 class LeaseExpired(JudgmentRefused):
