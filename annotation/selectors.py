@@ -21,11 +21,10 @@ from annotation.models import (
     CampaignItem,
     CampaignStatus,
     Judgment,
-    Task,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
-from annotation.switching import bracketed_sentence, switch_candidates
-from annotation.tasks_registry import clause_with_pronoun, task_spec
+from annotation.task_types import task_type
+from annotation.tasks_registry import task_spec
 
 
 def campaign_list(*, user: Any) -> QuerySet[Campaign]:
@@ -55,59 +54,17 @@ def assignment_get(*, user: Any, pk: int) -> Assignment:
 
 
 def item_presentation(*, item: CampaignItem, task: str) -> dict[str, Any]:
-    """What the annotator sees for an item (DESIGN section 5 table). Never the key, never
-    other answers, never whether the item is gold."""
+    """What the annotator sees for an item (DESIGN section 5 table): the task's
+    ``present`` hook. Never the key, never other answers, never whether the item is gold."""
     view: dict[str, Any] = {"task": task}
-    schema = item.schema
-    reason = item.reason
-    comve = item.comve_item
-    if task == Task.SWITCHABILITY and schema is not None:
-        # Both with the pronoun in [brackets], as imported switched texts are written.
-        original = bracketed_sentence(schema.text_before, schema.pronoun, schema.text_after)
-        view["sentence"] = original
-        view["switched"] = schema.switched_text or switch_candidates(
-            original, schema.candidate_a, schema.candidate_b
-        )
-    elif task == Task.ASSOCIATIVITY and schema is not None:
-        view["clause"] = clause_with_pronoun(schema.text_before, schema.pronoun, schema.text_after)
-        view["candidates"] = [schema.candidate_a, schema.candidate_b]
-    elif task == Task.REASON_WRITING and schema is not None:
-        view["sentence"] = schema.sentence
-        view["pronoun"] = schema.pronoun
-        view["answer"] = schema.correct_candidate
-    elif task in (Task.REASON_PLAUSIBILITY, Task.KNOWLEDGE_TYPE) and reason is not None:
-        view["sentence"] = reason.schema.sentence
-        view["pronoun"] = reason.schema.pronoun
-        view["answer"] = reason.schema.correct_candidate
-        view["reason"] = reason.text
-    elif task == Task.COMVE_WRITING:
-        if comve is not None:
-            view["prompt"] = comve.false_statement or (
-                comve.statement_1 if comve.false_index == 1 else comve.statement_0
-            )
-    elif task == Task.COMVE_CHECK and comve is not None:
-        view["statements"] = [comve.statement_0, comve.statement_1]
-        if comve.option_a and comve.option_b and comve.option_c and comve.correct_option:
-            view["options"] = [("A", comve.option_a), ("B", comve.option_b), ("C", comve.option_c)]
+    view.update(task_type(task).present(item))
     return view
-
-
-#: What `item_presentation` reads for each task (one join, not four).
-_DISPLAY_RELATIONS: dict[str, tuple[str, ...]] = {
-    Task.SWITCHABILITY: ("schema",),
-    Task.ASSOCIATIVITY: ("schema",),
-    Task.REASON_WRITING: ("schema",),
-    Task.REASON_PLAUSIBILITY: ("reason__schema",),
-    Task.KNOWLEDGE_TYPE: ("reason__schema",),
-    Task.COMVE_WRITING: ("comve_item",),
-    Task.COMVE_CHECK: ("comve_item",),
-}
 
 
 def assignment_for_display(*, assignment: Assignment, campaign: Campaign) -> Assignment:
     """The assignment with its item and what the campaign's task shows of it, in one query."""
     item = (
-        CampaignItem.objects.select_related(*_DISPLAY_RELATIONS.get(campaign.task, ()))
+        CampaignItem.objects.select_related(*task_type(campaign.task).item_relations)
         .filter(pk=assignment.campaign_item_id, campaign=campaign)
         .get()
     )
@@ -217,22 +174,14 @@ def campaign_items_page(
     ids = [i.pk for i in items]
     votes: dict[int, Counter[str]] = {i: Counter() for i in ids}
     texts: dict[int, list[str]] = {i: [] for i in ids}
+    kind = task_type(campaign.task)
     for item_id, answer, payload, text in Judgment.objects.filter(campaign_item_id__in=ids).values_list(
         "campaign_item_id", "answer", "payload", "text"
     ):
-        if text:
-            texts[item_id].append(text)
-        elif campaign.task == Task.COMVE_WRITING and isinstance(payload, dict) and payload:
-            texts[item_id].append(
-                f"{payload.get('statement_0', '')} / {payload.get('statement_1', '')} "
-                f"(against sense: {int(payload.get('false_index', 0)) + 1}; reasons "
-                f"A {payload.get('option_a', '')} B {payload.get('option_b', '')} C {payload.get('option_c', '')}, "
-                f"right {payload.get('correct_option', '')}; references {' | '.join(payload.get('references', []))})"
-            )
-        key = answer
-        if campaign.task == Task.COMVE_CHECK and isinstance(payload, dict) and payload.get("option"):
-            key = f"{answer}:{payload['option']}"
-        votes[item_id][key or "written"] += 1
+        written = text or kind.payload_text(payload)
+        if written:
+            texts[item_id].append(written)
+        votes[item_id][kind.spec.answer_key(answer, payload) or "written"] += 1
     adjudications: dict[int, list[Adjudication]] = {i: [] for i in ids}
     for adj in (
         Adjudication.objects.filter(campaign_item_id__in=ids).select_related("curator").order_by("created_at")

@@ -10,12 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import WinnowError
+
 ITEM_KINDS = ("schemas", "reasons", "comve", "slots")
 KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
 
 
-class AnswerError(ValueError):
-    """An answer that the task does not accept; the message says which field and why."""
+class AnswerError(WinnowError, ValueError):
+    """An answer that the task does not accept; the message says which field and why.
+    (Still a ValueError, as it was before the domain errors had one root.)"""
+
+    status = 400
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,19 @@ class TaskSpec:
             if c.value == value:
                 return c.label
         return value
+
+    @property
+    def free_text(self) -> bool:
+        """Answers are written (a reason, a ComVE item), not chosen: no categories to
+        count, so no agreement figures and no votes to import."""
+        return self.writes_text or self.writes_comve
+
+    def answer_key(self, answer: str, payload: Any) -> str:
+        """The canonical string compared with a gold answer: the choice, and the answer to
+        the second question when the task asks one ("1:B" for ComVE check)."""
+        if self.option_choices and isinstance(payload, dict) and payload.get("option"):
+            return f"{answer}:{payload['option']}"
+        return answer
 
 
 YES_NO = {
@@ -260,10 +278,10 @@ def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def answer_key(task: str, answer: str, payload: dict[str, Any]) -> str:
-    """The canonical string compared with a gold answer ("1:B" for ComVE check)."""
-    if task == "comve_check" and payload.get("option"):
-        return f"{answer}:{payload['option']}"
-    return answer
+    """The canonical string compared with a gold answer ("1:B" for ComVE check); see
+    :meth:`TaskSpec.answer_key`."""
+    spec = TASKS.get(task)
+    return spec.answer_key(answer, payload) if spec is not None else answer
 
 
 def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:

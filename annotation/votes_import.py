@@ -49,9 +49,10 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.agreement.services import CATEGORY_ORDER, FREE_TEXT_TASKS
 from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
+from annotation.tasks_registry import TASKS
+from core.errors import WinnowError
 from datasets.models import ComVEItem, Reason, Schema
 
 FORMATS = ("winowhy", "jsonl")
@@ -59,17 +60,17 @@ WINOWHY_RATERS = 5
 WINOWHY_SEED = 0
 WINOWHY_COLLECTION = "wsc273"
 ANNOTATOR_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,60}$")
+# The kind of item reference (see _REF) each task with categorical answers takes.
+_REF_KIND = {"schemas": "schema", "reasons": "reason", "comve": "comve"}
 ITEM_KIND_OF_TASK: dict[str, str] = {
-    Task.SWITCHABILITY: "schema",
-    Task.ASSOCIATIVITY: "schema",
-    Task.REASON_PLAUSIBILITY: "reason",
-    Task.KNOWLEDGE_TYPE: "reason",
-    Task.COMVE_CHECK: "comve",
+    name: _REF_KIND[spec.item_kinds[0]] for name, spec in TASKS.items() if not spec.free_text
 }
 
 
-class VotesImportError(Exception):
+class VotesImportError(WinnowError):
     """The file cannot be imported; the message names file, row and field. Nothing was written."""
+
+    status = 400
 
 
 @dataclass(frozen=True)
@@ -212,10 +213,10 @@ def _resolve(kind: str, keys: set[tuple[str, ...]]) -> dict[tuple[str, ...], int
 
 def _parse_jsonl(path: Path, raw: bytes, task: str) -> list[_Vote]:
     name = path.name
-    if task in FREE_TEXT_TASKS or task not in ITEM_KIND_OF_TASK:
+    if task not in ITEM_KIND_OF_TASK:
         raise VotesImportError(f"{name}: task {task!r} has no categorical answers to import")
     expected_kind = ITEM_KIND_OF_TASK[task]
-    allowed = CATEGORY_ORDER[task]
+    allowed = TASKS[task].choice_values
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -21,22 +21,13 @@ from django.contrib.auth import get_user_model
 
 from annotation.agreement import stats as ag
 from annotation.models import Campaign, CampaignItem, Judgment, Task
+from annotation.task_types import task_type
+from annotation.tasks_registry import task_spec
 from datasets.models import KnowledgeType, ReasonOrigin
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_LEVEL = 0.95
-
-# The answer values the annotation pages record, in the order figures show them.
-CATEGORY_ORDER: dict[str, tuple[str, ...]] = {
-    Task.SWITCHABILITY: ("switchable", "not_switchable"),
-    Task.ASSOCIATIVITY: ("associative", "not_associative"),
-    Task.REASON_PLAUSIBILITY: ("plausible", "implausible"),
-    Task.KNOWLEDGE_TYPE: tuple(KnowledgeType.values),
-    Task.COMVE_CHECK: ("0", "1"),
-}
-FREE_TEXT_TASKS: set[str] = {Task.REASON_WRITING, Task.COMVE_WRITING}
-PLAUSIBLE = "plausible"
 
 
 @dataclass(frozen=True)
@@ -58,7 +49,8 @@ def campaign_judgments(*, campaign: Campaign) -> CampaignJudgments:
         .values_list("campaign_item_id", "annotator_id", "answer")
     )
     seen_answers = sorted({r[2] for r in rows})
-    order = list(CATEGORY_ORDER.get(campaign.task, ()))
+    # the answers the annotation pages offer, in their order, then any others seen
+    order = list(task_spec(campaign.task).choice_values)
     categories = order + [a for a in seen_answers if a not in order]
     if rows:
         items, raters, answers = zip(*rows, strict=True)
@@ -241,7 +233,7 @@ def campaign_agreement_summary(
         },
         "notes": campaign_notes(campaign=campaign),
     }
-    if campaign.task in FREE_TEXT_TASKS:
+    if task_spec(campaign.task).free_text:
         summary["applicable"] = False
         summary["not_applicable"] = "a free-text task: answers are texts, not categories"
         return summary
@@ -311,9 +303,10 @@ def _plausibility_by_origin(campaign: Campaign, data: CampaignJudgments) -> dict
     """Count reasons per (origin, score); score = share of plausible votes, binned to fifths."""
     c = data.codes
     columns = ["origin", "score", "reasons"]
-    if campaign.task != Task.REASON_PLAUSIBILITY or c.n_items == 0:
+    answer = task_type(campaign.task).plausible_answer
+    if answer is None or c.n_items == 0:
         return {"columns": columns, "rows": [], "empty": "only for reason plausibility campaigns with votes"}
-    plausible = c.categories.index(PLAUSIBLE) if PLAUSIBLE in c.categories else -1
+    plausible = c.categories.index(answer) if answer in c.categories else -1
     table = c.table()
     n = table.sum(axis=1)
     score = (table[:, plausible] if plausible >= 0 else np.zeros(len(n))) / np.maximum(n, 1)
@@ -341,7 +334,7 @@ def _knowledge_types(campaign: Campaign, data: CampaignJudgments) -> dict[str, A
     columns = ["knowledge_type", "count", "unit"]
     c = data.codes
     counts: Counter[str] = Counter()
-    if campaign.task == Task.KNOWLEDGE_TYPE:
+    if task_type(campaign.task).answers_are_knowledge_types:
         unit = "reasons"
         table = c.table()
         if table.size:
@@ -394,7 +387,7 @@ def campaign_chart(
     data = data if data is not None else campaign_judgments(campaign=campaign)
     if chart == "cohen-pairs":
         columns = ["annotator_a", "annotator_b", "items", "observed_agreement", "cohen_kappa", "undefined"]
-        pairs = [] if campaign.task in FREE_TEXT_TASKS else _cohen_rows(data, identities)
+        pairs = [] if task_spec(campaign.task).free_text else _cohen_rows(data, identities)
         body = {
             "columns": columns,
             "rows": pairs,

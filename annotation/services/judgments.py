@@ -1,0 +1,257 @@
+"""Judgments: record an annotator's answer exactly once, import published votes in bulk.
+
+The item's row lock serialises every write that changes how many judgments it has (see
+:mod:`annotation.services.assignment` for the rules on PostgreSQL and SQLite)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.actors import signed_in
+from annotation.errors import JudgmentRefused, LeaseExpired
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignAnnotator,
+    CampaignItem,
+    Judgment,
+)
+from annotation.services.assignment import _item_load
+from annotation.task_types import comve_has_options
+from annotation.tasks_registry import AnswerError, answer_clean, task_spec
+from datasets.models import ComVEItem
+
+
+@dataclass(frozen=True)
+class _LockedItem:
+    judgment_count: int
+    is_gold: bool
+    gold_answer: str
+    comve_item_id: int | None
+    campaign_id: int
+    already: bool  # this annotator has a judgment on it
+
+
+def _item_locked(item_id: int, annotator: User) -> _LockedItem:
+    """Lock an item's row (PostgreSQL; SQLite transactions run one at a time) and read
+    what a submission needs, in one raw statement."""
+    ci = CampaignItem._meta.db_table
+    j = Judgment._meta.db_table
+    lock = " FOR UPDATE OF c" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.judgment_count, c.is_gold, c.gold_answer, c.comve_item_id, c.campaign_id,"  # noqa: S608 (table names from the models)
+            f" EXISTS(SELECT 1 FROM {j} x WHERE x.campaign_item_id = c.id AND x.annotator_id = %s)"
+            f" FROM {ci} c WHERE c.id = %s{lock}",
+            [annotator.pk, item_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise JudgmentRefused("This item does not exist (any more).")
+    count, gold, gold_answer, comve_id, campaign_id, already = row
+    return _LockedItem(int(count), bool(gold), gold_answer, comve_id, int(campaign_id), bool(already))
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    judgment: Judgment
+    created: bool
+
+
+def judgment_submit(
+    *,
+    annotator: User | AnonymousUser,
+    assignment: Assignment | None = None,
+    item: CampaignItem | None = None,
+    answer: str = "",
+    text: str = "",
+    payload: dict[str, Any] | None = None,
+    duration_ms: int | None = None,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Record an annotator's answer on a leased item, exactly once.
+
+    A repeated submission (double click, resend) returns the judgment recorded the first
+    time (``created`` False). A lease past its time is still accepted while the item has
+    room; when others have filled the item meanwhile the answer is refused with a message.
+    On an imported campaign (votes from a published data set) no lease is needed."""
+    annotator = signed_in(annotator)
+    now = now or timezone.now()
+    if assignment is None and item is None:
+        raise JudgmentRefused("Say which item the answer is for.")
+    if assignment is not None:
+        if assignment.annotator_id != annotator.pk:
+            raise JudgmentRefused("This item was given to someone else.")
+        item_id = assignment.campaign_item_id
+    else:
+        assert item is not None
+        item_id = item.pk
+    if duration_ms is not None and not 0 <= int(duration_ms) <= 86_400_000:
+        duration_ms = None
+    try:
+        with transaction.atomic():
+            # The item's row lock serialises everything that changes its count.
+            locked = _item_locked(item_id, annotator)
+            known = assignment.campaign_item if assignment is not None else item
+            campaign = (
+                known.campaign
+                if known is not None
+                and known.campaign_id == locked.campaign_id
+                and CampaignItem.campaign.is_cached(known)
+                else Campaign.objects.get(pk=locked.campaign_id)
+            )
+            try:
+                spec = task_spec(campaign.task)
+                answer, text, payload = answer_clean(
+                    campaign.task,
+                    answer=answer,
+                    text=text,
+                    payload=payload,
+                    # (only a task with a second question reads the item's options)
+                    has_options=comve_has_options(
+                        ComVEItem.objects.get(pk=locked.comve_item_id) if locked.comve_item_id else None
+                    )
+                    if spec.option_choices
+                    else True,
+                )
+            except AnswerError as exc:
+                raise JudgmentRefused(str(exc)) from None
+            if locked.already:  # a repeat: the same result as the first time
+                existing = Judgment.objects.get(campaign_item_id=item_id, annotator=annotator)
+                return SubmitResult(existing, created=False)
+            # (a given assignment's status may be stale, but a submitted one has its
+            # judgment, which returned above)
+            lease = (
+                assignment or Assignment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
+            )
+            if lease is None:
+                # Votes of a published data set (imported campaign) come without a lease.
+                if not campaign.imported:
+                    raise JudgmentRefused("This item was not given to you; ask for the next item.")
+            elif (
+                lease.status != AssignmentStatus.SUBMITTED and lease.expires_at <= now and not locked.is_gold
+            ):
+                judged, others = _item_load(item_id, now, exclude_annotator=annotator)
+                if judged + others >= campaign.judgments_per_item:
+                    raise LeaseExpired(
+                        "Your time for this item ran out and other annotators have completed it "
+                        "meanwhile, so this answer was not recorded. Please go on with the next item."
+                    )
+            if not locked.is_gold and locked.judgment_count >= campaign.judgments_per_item:
+                raise JudgmentRefused(
+                    "This item has all its judgments already; your answer was not recorded."
+                )
+            if duration_ms is None and lease is not None:
+                duration_ms = max(0, int((now - lease.leased_at).total_seconds() * 1000))
+            judgment = Judgment.objects.create(
+                campaign_item_id=item_id,
+                annotator=annotator,
+                answer=answer,
+                text=text,
+                payload=payload,
+                duration_ms=duration_ms,
+            )
+            if lease is not None:
+                lease.status = AssignmentStatus.SUBMITTED
+                lease.save(update_fields=["status"])
+            CampaignItem.objects.filter(pk=item_id).update(judgment_count=F("judgment_count") + 1)
+            if locked.is_gold:
+                correct = spec.answer_key(answer, payload) == locked.gold_answer
+                CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
+                CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator).update(
+                    gold_seen=F("gold_seen") + 1, gold_correct=F("gold_correct") + int(correct)
+                )
+            return SubmitResult(judgment, created=True)
+    except IntegrityError:
+        # Two identical submissions raced past the lock (cannot happen with the lock
+        # above, but the unique constraint is the last line): return the recorded one.
+        recorded = Judgment.objects.filter(campaign_item_id=item_id, annotator=annotator).first()
+        if recorded is None:
+            raise
+        return SubmitResult(recorded, created=False)
+
+
+@dataclass(frozen=True)
+class ImportedVote:
+    item: CampaignItem
+    annotator: User
+    answer: str = ""
+    text: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+    duration_ms: int | None = None
+    where: str = ""  # how errors name this vote (e.g. "votes.jsonl, row 3"); "vote N" if empty
+
+
+def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int:
+    """Record many votes of a published data set on an imported campaign in one
+    transaction (same validation and counting as ``judgment_submit``, in bulk). Votes
+    already recorded are skipped; returns how many were new. A bad vote writes nothing."""
+    if not campaign.imported:
+        raise JudgmentRefused(f"campaign {campaign.name}: only imported campaigns take votes in bulk")
+    votes = list(votes)
+    cleaned: list[tuple[ImportedVote, str, str, dict[str, Any]]] = []
+    for n, vote in enumerate(votes, start=1):
+        where = vote.where or f"vote {n}"
+        if vote.item.campaign_id != campaign.pk:
+            raise JudgmentRefused(f"{where}: item {vote.item.pk} is not in campaign {campaign.name}")
+        try:
+            a, t, p = answer_clean(
+                campaign.task,
+                answer=vote.answer,
+                text=vote.text,
+                payload=vote.payload,
+                has_options=comve_has_options(vote.item.comve_item) if vote.item.comve_item_id else True,
+            )
+        except AnswerError as exc:
+            raise JudgmentRefused(f"{where}: {exc}") from None
+        cleaned.append((vote, a, t, p))
+    with transaction.atomic():
+        item_ids = {v.item.pk for v, *_ in cleaned}
+        locked = {
+            row.pk: row
+            for row in CampaignItem.objects.select_for_update().filter(pk__in=item_ids).order_by("pk")
+        }
+        done = set(
+            Judgment.objects.filter(campaign_item_id__in=item_ids).values_list(
+                "campaign_item_id", "annotator_id"
+            )
+        )
+        added: Counter[int] = Counter()
+        judgments: list[Judgment] = []
+        for n, (vote, a, t, p) in enumerate(cleaned, start=1):
+            pair = (vote.item.pk, vote.annotator.pk)
+            if pair in done:
+                continue
+            done.add(pair)
+            item = locked[vote.item.pk]
+            if not item.is_gold and item.judgment_count + added[item.pk] >= campaign.judgments_per_item:
+                where = vote.where or f"vote {n}"
+                raise JudgmentRefused(f"{where}: item {item.pk} would get more than K judgments")
+            added[item.pk] += 1
+            judgments.append(
+                Judgment(
+                    campaign_item_id=item.pk,
+                    annotator=vote.annotator,
+                    answer=a,
+                    text=t,
+                    payload=p,
+                    duration_ms=vote.duration_ms,
+                )
+            )
+        Judgment.objects.bulk_create(judgments, batch_size=2000)
+        by_count: dict[int, list[int]] = defaultdict(list)
+        for item_id, n in added.items():
+            by_count[n].append(item_id)
+        for n, ids in by_count.items():
+            CampaignItem.objects.filter(pk__in=ids).update(judgment_count=F("judgment_count") + n)
+    return len(judgments)

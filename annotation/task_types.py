@@ -1,0 +1,565 @@
+"""Each annotation task's behaviour, on the task's own definition (CONVENTIONS "Variants").
+
+A task is defined in two halves, one class or entry each:
+
+- :data:`annotation.tasks_registry.TASKS` (pure, no Django): what an item is, the answers
+  and their keys, K, the instructions. What follows from the answers alone is read from
+  there: the order agreement figures show the answers in (``spec.choice_values``), whether
+  answers are free text (``spec.free_text``), the key compared with a gold answer
+  (``spec.answer_key``).
+- a :class:`TaskType` here: what the task does with the database's items. Every hook is
+  abstract on the base class and a test checks that every task defines every one, so
+  adding a task means a spec and a class, and no ``if task == ...`` anywhere else.
+
+Hooks: ``item_relations`` and ``present`` (what an annotator sees), ``gold_answer``,
+``selectable`` (which items a campaign may take), ``payload_text`` (a written answer as
+the curator reads it), ``adjudication_decisions``, ``aggregate_item`` and
+``aggregate_finish`` (the paper's rule: per item, then over the campaign), and the
+agreement page's ``plausible_answer`` and ``answers_are_knowledge_types``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from django.db import models
+
+from annotation import aggregation_rules as rules
+from annotation.models import Campaign, CampaignItem, Judgment, Task
+from annotation.switching import bracketed_sentence, switch_candidates
+from annotation.tasks_registry import TASKS, TaskSpec, clause_with_pronoun, task_spec
+from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
+
+#: A data-set row a campaign works on (the gold answer is read from one).
+DataItem = Schema | Reason | ComVEItem
+#: Values to write on one row: (the row, {field: new value}).
+Update = tuple[models.Model, dict[str, Any]]
+
+
+@dataclass
+class ItemAggregate:
+    """What the task's rule makes of one item with its K votes (and a curator's decision)."""
+
+    #: The task's part of the item's aggregate record (after its votes and their number).
+    record: dict[str, Any]
+    #: Labels written onto data-set rows (the schema, the reason, the ComVE item).
+    updates: list[Update] = field(default_factory=list)
+    needs_review: bool = False
+    #: Counted in the summary's labels; None for tasks that write rows instead of labels.
+    label: str | None = None
+    #: Rows created from written answers (reasons, ComVE items).
+    created: int = 0
+
+
+@dataclass(frozen=True)
+class AggregatedItem:
+    """An item that had its K votes, with what its rule made of them."""
+
+    item: CampaignItem
+    votes: Sequence[Judgment]
+    result: ItemAggregate
+
+
+@dataclass
+class AggregateFinish:
+    """What the task does once every item is aggregated."""
+
+    updates: list[Update] = field(default_factory=list)
+    #: Figures added to the summary (e.g. the human accuracy of a ComVE check).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def comve_has_options(comve: ComVEItem | None) -> bool:
+    """The ComVE item has its three reasons and the right one (subtask B's key)."""
+    return bool(comve and comve.option_a and comve.option_b and comve.option_c and comve.correct_option)
+
+
+class TaskType(ABC):
+    """One annotation task's behaviour. Subclasses set every class attribute below and
+    implement every abstract method; :data:`TASK_TYPES` holds one of each."""
+
+    #: A value of ``annotation.models.Task``.
+    name: ClassVar[str]
+    #: What :meth:`present` reads of a campaign item, joined in one query.
+    item_relations: ClassVar[tuple[str, ...]]
+    #: The answer whose share of an item's votes is a reason's plausibility score (the
+    #: agreement chart by reason origin, WinoWhy figure 5); None: that chart does not apply.
+    plausible_answer: ClassVar[str | None]
+    #: The answers are knowledge types: the agreement chart counts reasons per majority
+    #: type instead of the knowledge types of the items' questions.
+    answers_are_knowledge_types: ClassVar[bool]
+
+    @property
+    def spec(self) -> TaskSpec:
+        return TASKS[self.name]
+
+    @abstractmethod
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        """What the annotator sees of ``item`` (DESIGN section 5). Never the key, never
+        other answers, never whether the item is gold."""
+
+    @abstractmethod
+    def gold_answer(self, obj: DataItem) -> str:
+        """The known answer of a data-set row used as a gold item; "" when it has none."""
+
+    @abstractmethod
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        """The chosen items narrowed to those a campaign of this task can work on."""
+
+    @abstractmethod
+    def payload_text(self, payload: Any) -> str:
+        """A structured answer as one line for the curator; "" when there is none."""
+
+    @abstractmethod
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        """What a curator may decide on an item."""
+
+    @abstractmethod
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        """The paper's rule on one item with its K ``votes``; a curator's ``decision``
+        (one of :meth:`adjudication_decisions`), if any, overrides the votes."""
+
+    @abstractmethod
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        """The step over the whole campaign once each item has its result."""
+
+
+# --------------------------------------------------------------------------- shared parts
+
+
+class _SchemaLabel(TaskType):
+    """Trichelair et al.: a yes/no label on a schema, yes only if every annotator says so."""
+
+    #: The schema's field the label goes to, and the answer that means yes.
+    label_field: ClassVar[str]
+    yes: ClassVar[str]
+
+    item_relations = ("schema",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    def gold_answer(self, obj: DataItem) -> str:
+        value = getattr(obj, self.label_field, None)
+        if value is None:
+            return ""
+        return self.yes if value else f"not_{self.yes}"
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items
+
+    def payload_text(self, payload: Any) -> str:
+        return ""
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return self.spec.choice_values
+
+    def label_values(self, schema: Schema, label: bool) -> dict[str, Any]:
+        """The values written on the schema for ``label``."""
+        return {self.label_field: label}
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        schema = item.schema
+        assert schema is not None
+        answers = [j.answer for j in votes]
+        label = rules.unanimous_yes(answers, self.yes)
+        if decision:
+            label = decision == self.yes
+        return ItemAggregate(
+            record={"label": label},
+            updates=[(schema, self.label_values(schema, label))],
+            needs_review=len(set(answers)) > 1,
+            label=self.yes if label else f"not {self.yes}",
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        return AggregateFinish()
+
+
+class _OnReasons(TaskType):
+    """Tasks on one reason, shown with its question and the question's answer."""
+
+    item_relations = ("reason__schema",)
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        reason = item.reason
+        if reason is None:
+            return {}
+        return {
+            "sentence": reason.schema.sentence,
+            "pronoun": reason.schema.pronoun,
+            "answer": reason.schema.correct_candidate,
+            "reason": reason.text,
+        }
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items
+
+    def payload_text(self, payload: Any) -> str:
+        return ""
+
+
+# --------------------------------------------------------------------------- the tasks
+
+
+class SwitchabilityTask(_SchemaLabel):
+    name = Task.SWITCHABILITY
+    label_field = "switchable"
+    yes = "switchable"
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        schema = item.schema
+        if schema is None:
+            return {}
+        # Both with the pronoun in [brackets], as imported switched texts are written.
+        original = bracketed_sentence(schema.text_before, schema.pronoun, schema.text_after)
+        return {
+            "sentence": original,
+            "switched": schema.switched_text
+            or switch_candidates(original, schema.candidate_a, schema.candidate_b),
+        }
+
+    def label_values(self, schema: Schema, label: bool) -> dict[str, Any]:
+        values: dict[str, Any] = {"switchable": label}
+        if not schema.switched_text:
+            values["switched_text"] = switch_candidates(
+                bracketed_sentence(schema.text_before, schema.pronoun, schema.text_after),
+                schema.candidate_a,
+                schema.candidate_b,
+            )
+        return values
+
+
+class AssociativityTask(_SchemaLabel):
+    name = Task.ASSOCIATIVITY
+    label_field = "associative"
+    yes = "associative"
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        schema = item.schema
+        if schema is None:
+            return {}
+        return {
+            "clause": clause_with_pronoun(schema.text_before, schema.pronoun, schema.text_after),
+            "candidates": [schema.candidate_a, schema.candidate_b],
+        }
+
+
+class ReasonWritingTask(TaskType):
+    """WinoWhy 2.1: every written reason is kept, to be validated by a plausibility campaign."""
+
+    name = Task.REASON_WRITING
+    item_relations = ("schema",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        schema = item.schema
+        if schema is None:
+            return {}
+        return {"sentence": schema.sentence, "pronoun": schema.pronoun, "answer": schema.correct_candidate}
+
+    def gold_answer(self, obj: DataItem) -> str:
+        return ""
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items
+
+    def payload_text(self, payload: Any) -> str:
+        return ""
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return ("accept", "reject")
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        schema = item.schema
+        assert schema is not None
+        return ItemAggregate(
+            record={"reasons": len(votes)}, created=_reasons_from_writing(campaign, schema, votes)
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        return AggregateFinish()
+
+
+def _reasons_from_writing(campaign: Campaign, schema: Schema, judgments: Sequence[Judgment]) -> int:
+    """Every written reason becomes a Reason (origin human, no plausibility yet) to be
+    validated by a plausibility campaign; one per judgment, never twice."""
+    source = f"campaign:{campaign.name}"
+    done = set(Reason.objects.filter(schema=schema, source_file=source).values_list("source_row", flat=True))
+    position = (Reason.objects.filter(schema=schema).aggregate(m=models.Max("position"))["m"] or 0) + 1
+    created = 0
+    for j in judgments:
+        if j.pk in done or not j.text.strip():
+            continue
+        Reason.objects.create(
+            schema=schema,
+            position=position,
+            text=j.text,
+            origin=ReasonOrigin.HUMAN,
+            plausibility=None,
+            source_file=source,
+            source_row=j.pk,
+            file_checksum="",
+        )
+        position += 1
+        created += 1
+    return created
+
+
+class ReasonPlausibilityTask(_OnReasons):
+    """WinoWhy 2.1, 3.3: score = share plausible; >= 4/5 positive, <= 1/5 negative."""
+
+    name = Task.REASON_PLAUSIBILITY
+    plausible_answer = "plausible"
+    answers_are_knowledge_types = False
+
+    def gold_answer(self, obj: DataItem) -> str:
+        label = getattr(obj, "label", None)
+        if label not in ("positive", "negative"):
+            return ""
+        return "plausible" if label == "positive" else "implausible"
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return ("positive", "acceptable", "negative")
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        reason = item.reason
+        assert reason is not None
+        result = rules.plausibility([j.answer for j in votes])
+        label = decision or result.label
+        return ItemAggregate(
+            record={"score": result.score, "label": label},
+            updates=[(reason, {"plausibility": result.score, "label": label})],
+            needs_review=result.label == "acceptable" and not decision,
+            label=label,
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        return AggregateFinish()
+
+
+class KnowledgeTypeTask(_OnReasons):
+    """WinoWhy 2.2: a reason's type is the majority; a question's major type is the type
+    with most votes over its valid reasons (ties give several)."""
+
+    name = Task.KNOWLEDGE_TYPE
+    plausible_answer = None
+    answers_are_knowledge_types = True
+
+    def gold_answer(self, obj: DataItem) -> str:
+        return getattr(obj, "knowledge_type", "") or ""
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return self.spec.choice_values
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        reason = item.reason
+        assert reason is not None
+        kind, tie = rules.majority([j.answer for j in votes])
+        if decision:
+            kind, tie = decision, False
+        return ItemAggregate(
+            record={"label": kind, "tie": tie},
+            updates=[(reason, {"knowledge_type": kind})],
+            needs_review=tie,
+            label=kind,
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        type_votes: dict[int, list[list[str]]] = defaultdict(list)
+        schemas: dict[int, Schema] = {}
+        for done in aggregated:
+            reason = done.item.reason
+            assert reason is not None
+            type_votes[reason.schema_id].append([j.answer for j in done.votes])
+            schemas[reason.schema_id] = reason.schema
+        return AggregateFinish(
+            updates=[
+                (schemas[schema_id], {"knowledge_types": rules.major_types(per_reason)})
+                for schema_id, per_reason in type_votes.items()
+            ],
+            extra={"questions": len(type_votes)},
+        )
+
+
+class ComVEWritingTask(TaskType):
+    """ComVE 3.1: each written item becomes a ComVE item for curator review."""
+
+    name = Task.COMVE_WRITING
+    item_relations = ("comve_item",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        comve = item.comve_item
+        if comve is None:  # an empty writing slot
+            return {}
+        return {
+            "prompt": comve.false_statement
+            or (comve.statement_1 if comve.false_index == 1 else comve.statement_0)
+        }
+
+    def gold_answer(self, obj: DataItem) -> str:
+        return ""
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items
+
+    def payload_text(self, payload: Any) -> str:
+        if not isinstance(payload, dict) or not payload:
+            return ""
+        return (
+            f"{payload.get('statement_0', '')} / {payload.get('statement_1', '')} "
+            f"(against sense: {int(payload.get('false_index', 0)) + 1}; reasons "
+            f"A {payload.get('option_a', '')} B {payload.get('option_b', '')} C {payload.get('option_c', '')}, "
+            f"right {payload.get('correct_option', '')}; references {' | '.join(payload.get('references', []))})"
+        )
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return ("accept", "reject")
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        return ItemAggregate(
+            record={"written": len(votes)},
+            needs_review=not decision,
+            created=_comve_from_writing(campaign, votes),
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        return AggregateFinish()
+
+
+def _comve_from_writing(campaign: Campaign, judgments: Sequence[Judgment]) -> int:
+    """Each written item becomes a ComVEItem (dataset comve, split pilot) for curator review."""
+    created = 0
+    for j in judgments:
+        p = j.payload
+        external_id = f"{campaign.name}-{j.pk}"
+        if ComVEItem.objects.filter(
+            dataset=ComVEDataset.COMVE, split=ComVESplit.PILOT, external_id=external_id
+        ).exists():
+            continue
+        false_index = int(p["false_index"])
+        ComVEItem.objects.create(
+            dataset=ComVEDataset.COMVE,
+            split=ComVESplit.PILOT,
+            external_id=external_id,
+            statement_0=p["statement_0"],
+            statement_1=p["statement_1"],
+            false_index=false_index,
+            false_statement=p["statement_1"] if false_index else p["statement_0"],
+            option_a=p["option_a"],
+            option_b=p["option_b"],
+            option_c=p["option_c"],
+            correct_option=p["correct_option"],
+            references=list(p["references"]),
+            has_a=True,
+            has_b=True,
+            has_c=True,
+            source_file=f"campaign:{campaign.name}",
+            source_row=j.pk,
+            file_checksum="",
+        )
+        created += 1
+    return created
+
+
+class ComVECheckTask(TaskType):
+    """ComVE 3.1: rewrite an item when more than half of the checkers answer wrong; the
+    share of right answers is the human accuracy."""
+
+    name = Task.COMVE_CHECK
+    item_relations = ("comve_item",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    @staticmethod
+    def key(comve: ComVEItem) -> str:
+        """The right answer: the statement against sense, and the right reason if any."""
+        if comve_has_options(comve):
+            return f"{comve.false_index}:{comve.correct_option}"
+        return str(comve.false_index)
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        comve = item.comve_item
+        if comve is None:
+            return {}
+        view: dict[str, Any] = {"statements": [comve.statement_0, comve.statement_1]}
+        if comve_has_options(comve):
+            view["options"] = [("A", comve.option_a), ("B", comve.option_b), ("C", comve.option_c)]
+        return view
+
+    def gold_answer(self, obj: DataItem) -> str:
+        if not isinstance(obj, ComVEItem) or obj.false_index is None:
+            return ""
+        return self.key(obj)
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        # only items with a key and both statements can be checked
+        return items.filter(false_index__isnull=False).exclude(statement_0="")
+
+    def payload_text(self, payload: Any) -> str:
+        return ""
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return ("rewrite", "keep")
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        comve = item.comve_item
+        assert comve is not None
+        given = [self.spec.answer_key(j.answer, j.payload) for j in votes]
+        check = rules.comve_check(given, self.key(comve))
+        rewrite = check.needs_rewrite if not decision else decision == "rewrite"
+        return ItemAggregate(
+            record={
+                "wrong": check.wrong,
+                "needs_rewrite": rewrite,
+                "accuracy": 1 - check.wrong / check.total,
+            },
+            updates=[(comve, {"needs_rewrite": rewrite})],
+            needs_review=rewrite,
+            label="rewrite" if rewrite else "keep",
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        total = sum(len(done.votes) for done in aggregated)
+        right = total - sum(int(done.result.record["wrong"]) for done in aggregated)
+        return AggregateFinish(extra={"human_accuracy": right / total if total else None})
+
+
+TASK_TYPES: dict[str, TaskType] = {
+    t.name: t
+    for t in (
+        SwitchabilityTask(),
+        AssociativityTask(),
+        ReasonWritingTask(),
+        ReasonPlausibilityTask(),
+        KnowledgeTypeTask(),
+        ComVEWritingTask(),
+        ComVECheckTask(),
+    )
+}
+
+
+def task_type(name: str) -> TaskType:
+    """The definition of the task ``name``; AnswerError (naming the tasks) when unknown."""
+    task_spec(name)
+    return TASK_TYPES[name]

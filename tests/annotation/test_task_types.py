@@ -1,0 +1,245 @@
+"""Each annotation task's behaviour lives on its definition: every task has one, every
+definition implements every hook, and each kind of hook does what its task's paper says."""
+
+from typing import Any, ClassVar
+
+import pytest
+
+from annotation.models import Campaign, CampaignItem, Judgment, Task
+from annotation.task_types import TASK_TYPES, AggregatedItem, TaskType, task_type
+from annotation.tasks_registry import TASKS, AnswerError
+from datasets.models import ComVEItem, KnowledgeType
+from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
+
+HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
+
+
+def _missing_hooks(cls: type) -> set[str]:
+    """The hooks ``cls`` leaves to the base class (abstract there) or does not set at all."""
+    missing = set()
+    for hook in HOOKS:
+        owner = next((c for c in cls.__mro__ if hook in vars(c)), None)
+        if owner is None or owner is TaskType or getattr(getattr(cls, hook), "__isabstractmethod__", False):
+            missing.add(hook)
+    return missing
+
+
+def _votes(*answers: str, payloads: tuple[dict[str, Any], ...] = ()) -> list[Judgment]:
+    return [Judgment(pk=n, answer=a, payload=payloads[n] if payloads else {}) for n, a in enumerate(answers)]
+
+
+def test_every_task_has_one_definition_and_one_spec():
+    assert set(TASK_TYPES) == set(Task.values) == set(TASKS)
+    for name, definition in TASK_TYPES.items():
+        assert definition.name == name
+        assert task_type(name) is definition
+        assert definition.spec is TASKS[name]
+    with pytest.raises(AnswerError, match="unknown task 'tagging'"):
+        task_type("tagging")
+
+
+def test_every_definition_implements_every_hook():
+    assert {"present", "aggregate_item", "aggregate_finish", "plausible_answer"} <= set(HOOKS)
+    for definition in TASK_TYPES.values():
+        assert _missing_hooks(type(definition)) == set(), definition.name
+
+
+def test_a_definition_that_leaves_a_hook_to_the_base_class_is_caught():
+    class Incomplete(type(TASK_TYPES["switchability"])):  # type: ignore[misc]
+        pass
+
+    assert _missing_hooks(Incomplete) == set()  # everything inherited from a real task
+
+    class HalfDone(TaskType):
+        name: ClassVar[str] = "half_done"
+        item_relations = ()
+
+        def present(self, item: CampaignItem) -> dict[str, Any]:
+            return {}
+
+    assert "present" not in _missing_hooks(HalfDone)
+    assert {"aggregate_item", "gold_answer", "plausible_answer"} <= _missing_hooks(HalfDone)
+    with pytest.raises(TypeError):
+        HalfDone()  # type: ignore[abstract]
+
+
+# --------------------------------------------------------------------------- what annotators see
+
+
+def test_present_shows_the_switched_sentence_or_only_the_clause_and_never_the_key():
+    schema = SchemaFactory.build()
+    switched = task_type("switchability").present(CampaignItem(schema=schema))
+    assert switched == {
+        "sentence": "The trophy doesn't fit into the suitcase because [it] is too large.",
+        "switched": "The suitcase doesn't fit into the trophy because [it] is too large.",
+    }
+    assert task_type("associativity").present(CampaignItem(schema=schema)) == {
+        "clause": "it is too large",
+        "candidates": ["the trophy", "the suitcase"],
+    }
+    check = task_type("comve_check").present(CampaignItem(comve_item=ComVEItemFactory.build()))
+    assert check["statements"] == ["He put a turkey into the fridge.", "He put an elephant into the fridge."]
+    assert [letter for letter, _ in check["options"]] == ["A", "B", "C"]
+    assert "correct_option" not in str(check) and "false_index" not in str(check)
+    assert task_type("comve_writing").present(CampaignItem()) == {}  # an empty writing slot
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(Task.values))
+def test_item_relations_join_everything_present_reads(name, django_assert_num_queries):
+    reason = ReasonFactory()
+    comve = ComVEItemFactory()
+    campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
+    item = CampaignItem.objects.create(
+        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
+    )
+    definition = task_type(name)
+    fetched = CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk)
+    with django_assert_num_queries(0):
+        view = definition.present(fetched)
+    assert view
+
+
+# --------------------------------------------------------------------------- campaigns
+
+
+def test_gold_answer_is_the_known_label_in_the_tasks_answers_or_nothing():
+    assert task_type("switchability").gold_answer(SchemaFactory.build(switchable=False)) == "not_switchable"
+    assert task_type("associativity").gold_answer(SchemaFactory.build()) == ""  # not labelled yet
+    plausibility = task_type("reason_plausibility")
+    assert plausibility.gold_answer(ReasonFactory.build(label="positive")) == "plausible"
+    assert plausibility.gold_answer(ReasonFactory.build(label="acceptable")) == ""
+    assert task_type("knowledge_type").gold_answer(ReasonFactory.build(knowledge_type="Spatial")) == "Spatial"
+    check = task_type("comve_check")
+    assert check.gold_answer(ComVEItemFactory.build(false_index=0, correct_option="B")) == "0:B"
+    assert check.gold_answer(ComVEItemFactory.build(option_c="")) == "1"  # no reasons: the statement only
+    assert task_type("reason_writing").gold_answer(SchemaFactory.build()) == ""
+
+
+@pytest.mark.django_db
+def test_selectable_leaves_a_comve_check_only_items_with_a_key_and_both_statements():
+    keyed = ComVEItemFactory()
+    ComVEItemFactory(false_index=None)
+    ComVEItemFactory(statement_0="")
+    everything = ComVEItem.objects.order_by("pk")
+    assert list(task_type("comve_check").selectable(everything)) == [keyed]
+    assert task_type("comve_writing").selectable(everything).count() == 3
+
+
+def test_payload_text_spells_out_a_written_comve_item_for_the_curator():
+    payload = {
+        "statement_0": "He drank milk.",
+        "statement_1": "He drank a chair.",
+        "false_index": 1,
+        "option_a": "A chair is not a drink.",
+        "option_b": "Milk is white.",
+        "option_c": "Chairs are wooden.",
+        "correct_option": "A",
+        "references": ["Nobody drinks chairs.", "A chair is furniture.", "Chairs are solid."],
+    }
+    text = task_type("comve_writing").payload_text(payload)
+    assert text.startswith("He drank milk. / He drank a chair. (against sense: 2;")
+    assert "right A; references Nobody drinks chairs. | A chair is furniture. | Chairs are solid." in text
+    assert task_type("comve_writing").payload_text({}) == ""
+    assert task_type("comve_check").payload_text({"option": "B"}) == ""
+
+
+def test_adjudication_decisions_follow_the_task():
+    assert task_type("reason_plausibility").adjudication_decisions() == ("positive", "acceptable", "negative")
+    assert task_type("comve_check").adjudication_decisions() == ("rewrite", "keep")
+    assert task_type("reason_writing").adjudication_decisions() == ("accept", "reject")
+    assert task_type("switchability").adjudication_decisions() == ("switchable", "not_switchable")
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def test_aggregate_item_applies_the_papers_rule_and_a_decision_overrides_the_votes():
+    schema = SchemaFactory.build(switched_text="already switched")
+    item = CampaignItem(schema=schema)
+    campaign = Campaign(name="sw", task="switchability", judgments_per_item=3)
+    switchability = task_type("switchability")
+    split = switchability.aggregate_item(
+        campaign=campaign,
+        item=item,
+        votes=_votes("switchable", "switchable", "not_switchable"),
+        decision=None,
+    )
+    assert split.record == {"label": False}
+    assert split.updates == [(schema, {"switchable": False})]
+    assert split.needs_review and split.label == "not switchable"
+    decided = switchability.aggregate_item(
+        campaign=campaign,
+        item=item,
+        votes=_votes("switchable", "switchable", "not_switchable"),
+        decision="switchable",
+    )
+    assert decided.record == {"label": True} and decided.label == "switchable"
+
+    reason = ReasonFactory.build()
+    plausible = task_type("reason_plausibility").aggregate_item(
+        campaign=campaign,
+        item=CampaignItem(reason=reason),
+        votes=_votes("plausible", "plausible", "implausible", "plausible", "implausible"),
+        decision=None,
+    )
+    assert plausible.record == {"score": 0.6, "label": "acceptable"}
+    assert plausible.updates == [(reason, {"plausibility": 0.6, "label": "acceptable"})]
+    assert plausible.needs_review
+
+    comve = ComVEItemFactory.build()
+    check = task_type("comve_check").aggregate_item(
+        campaign=campaign,
+        item=CampaignItem(comve_item=comve),
+        votes=_votes("1", "1", "0", payloads=({"option": "A"}, {"option": "B"}, {"option": "A"})),
+        decision=None,
+    )
+    assert check.record == {"wrong": 2, "needs_rewrite": True, "accuracy": pytest.approx(1 / 3)}
+    assert check.label == "rewrite" and check.updates == [(comve, {"needs_rewrite": True})]
+
+
+@pytest.mark.django_db
+def test_aggregate_finish_gives_a_question_its_major_knowledge_types_and_a_check_its_accuracy():
+    first = ReasonFactory()
+    second = ReasonFactory(schema=first.schema)
+    knowledge = task_type("knowledge_type")
+    campaign = Campaign(name="kt", task="knowledge_type", judgments_per_item=2)
+    aggregated = []
+    for reason, votes in ((first, ("Spatial", "Property")), (second, ("Spatial", "Object"))):
+        item = CampaignItem(reason=reason)
+        result = knowledge.aggregate_item(campaign=campaign, item=item, votes=_votes(*votes), decision=None)
+        aggregated.append(AggregatedItem(item=item, votes=_votes(*votes), result=result))
+    finish = knowledge.aggregate_finish(aggregated)
+    assert finish.updates == [(first.schema, {"knowledge_types": ["Spatial"]})]
+    assert finish.extra == {"questions": 1}
+
+    check = task_type("comve_check")
+    item = CampaignItem(comve_item=ComVEItemFactory.build(option_c=""))  # key: statement 2
+    votes = _votes("1", "1", "0")
+    result = check.aggregate_item(campaign=campaign, item=item, votes=votes, decision=None)
+    done = [AggregatedItem(item=item, votes=votes, result=result)]
+    assert check.aggregate_finish(done).extra == {"human_accuracy": pytest.approx(2 / 3)}
+    assert check.aggregate_finish([]).extra == {"human_accuracy": None}
+    assert task_type("switchability").aggregate_finish(aggregated).updates == []
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def test_only_plausibility_votes_make_a_plausibility_score_and_only_knowledge_types_are_types():
+    with_score = {name for name, t in TASK_TYPES.items() if t.plausible_answer is not None}
+    assert with_score == {"reason_plausibility"}
+    definition = task_type("reason_plausibility")
+    assert definition.plausible_answer in definition.spec.choice_values
+    typed = {name for name, t in TASK_TYPES.items() if t.answers_are_knowledge_types}
+    assert typed == {"knowledge_type"}
+    assert task_type("knowledge_type").spec.choice_values == tuple(KnowledgeType.values)
+
+
+def test_the_spec_says_the_answers_order_whether_they_are_free_text_and_the_gold_key():
+    free = {name for name, spec in TASKS.items() if spec.free_text}
+    assert free == {"reason_writing", "comve_writing"}
+    assert TASKS["comve_check"].choice_values == ("0", "1")
+    assert TASKS["comve_check"].answer_key("1", {"option": "B"}) == "1:B"
+    assert TASKS["comve_check"].answer_key("1", {}) == "1"
+    assert TASKS["switchability"].answer_key("switchable", {"option": "B"}) == "switchable"
