@@ -117,6 +117,26 @@ def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator,
     assert "&lt;b&gt;x&lt;/b&gt;" in page
 
 
+def test_a_script_as_an_annotator_name_is_escaped_in_the_chart_and_kept_in_its_numbers(  # type: ignore[no-untyped-def]
+    client, curator, campaign, django_user_model
+):
+    evil = django_user_model.objects.create_user(username="<script>alert(1)</script>")
+    item = CampaignItem.objects.filter(campaign=campaign).first()
+    assert item is not None
+    Judgment.objects.create(campaign_item=item, annotator=evil, answer="plausible")
+    client.force_login(curator)
+    page = client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+    assert "<script>alert(1)</script>" not in page
+    chart = page[page.index('data-chart="annotator-agreement"') :]
+    chart = chart[: chart.index("</svg>")]
+    assert 'data-label="&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
+    assert "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>" in chart  # the label under its bar
+    numbers = client.get(
+        reverse("agreement:chart-export", args=[campaign.name, "annotator-agreement", "csv"])
+    )
+    assert "<script>alert(1)</script>" in numbers.content.decode()  # a CSV download, as the data is
+
+
 def test_free_text_campaign_page_says_why_there_are_no_figures(client, curator, django_user_model):  # type: ignore[no-untyped-def]
     from annotation.models import Campaign
 
