@@ -1,6 +1,7 @@
 """Chart geometry (core.charts) and its drawing by the templates in templates/core/."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from core import charts
 from core.charts import PALETTE, bar_chart, gaussian_kde, nice_step, short_label, tick_values, violin_chart
 
 EVIL = "<script>alert(1)</script>"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bars_have_heights_in_proportion_and_carry_their_values():
@@ -171,3 +173,15 @@ def test_charts_draw_with_dots_whatever_the_locale(settings):
             "core/_bar_chart.svg.html", {"chart": bar_chart(groups=["a"], series=[("s", [1234.5])])}
         )
     assert re.search(r'height="[0-9]+\.[0-9]"', svg) and 'data-value="1234.5"' in svg
+
+
+def test_no_app_code_or_template_marks_text_safe():
+    """Crowd-written text reaches pages only through auto-escaping (DESIGN section 10)."""
+    offenders = []
+    apps = ("annotation", "config", "core", "datasets", "evaluation", "releases", "templates")
+    for path in (p for app in apps for p in (ROOT / app).rglob("*")):
+        if path.suffix not in (".py", ".html"):
+            continue
+        if re.search(r"mark_safe|\|\s*safe\b|autoescape off|SafeString", path.read_text(encoding="utf-8")):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
