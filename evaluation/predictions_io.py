@@ -8,10 +8,11 @@ so a SemEval ``subtaskA_answers.csv`` works as is).
 
 import csv
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from core.jsonl import JsonLinesError, read_jsonl
 from evaluation.scorers.types import PredictionsFileError
 
 
@@ -26,15 +27,11 @@ def read_label_predictions(path: str | Path) -> dict[str, str]:
     out: dict[str, str] = {}
     rows: list[tuple[int, Any, Any]] = []
     if text.lstrip()[:1] == "{":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsFileError(f"{path}, row {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise PredictionsFileError(f"{path}, row {n}: expected a JSON object")
+        try:
+            objects = list(read_jsonl(text.split("\n"), name=str(path), objects=True))
+        except JsonLinesError as exc:
+            raise PredictionsFileError(str(exc)) from None
+        for n, row in objects:
             if "prediction" not in row:
                 raise PredictionsFileError(f"{path}, row {n}, field 'prediction': missing")
             rows.append((n, row.get("id"), row["prediction"]))
@@ -68,10 +65,3 @@ def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
     return count
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import csv
-import json
 import random
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.jsonl import JsonLinesError, read_jsonl
 from evaluation.scorers.types import (
     METHODS,
     MODEL_METHODS,
@@ -262,16 +262,10 @@ def read_predictions(path: str | Path, items: Sequence[WscItem]) -> dict[tuple[s
     rows: list[tuple[int, dict[str, Any]]] = []
     first = text.lstrip()[:1]
     if first == "{":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsFileError(f"{path}, row {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise PredictionsFileError(f"{path}, row {n}: expected a JSON object")
-            rows.append((n, row))
+        try:
+            rows.extend(read_jsonl(text.split("\n"), name=str(path), objects=True))
+        except JsonLinesError as exc:
+            raise PredictionsFileError(str(exc)) from None
     else:
         reader = csv.DictReader(text.splitlines())
         fields = [f.strip() for f in (reader.fieldnames or [])]
