@@ -12,26 +12,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.jsonl import JsonLinesError, read_jsonl
-from evaluation.scorers.types import PredictionsFileError
+from evaluation.scorers.types import PredictionsFileError, predictions_jsonl, predictions_text
 
 
 def read_label_predictions(path: str | Path) -> dict[str, str]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PredictionsFileError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = predictions_text(path)
     out: dict[str, str] = {}
     rows: list[tuple[int, Any, Any]] = []
     if text.lstrip()[:1] == "{":
-        try:
-            objects = list(read_jsonl(text.split("\n"), name=str(path), objects=True))
-        except JsonLinesError as exc:
-            raise PredictionsFileError(str(exc)) from None
-        for n, row in objects:
+        for n, row in predictions_jsonl(text, path):
             if "prediction" not in row:
                 raise PredictionsFileError(f"{path}, row {n}, field 'prediction': missing")
             rows.append((n, row.get("id"), row["prediction"]))
