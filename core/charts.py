@@ -187,9 +187,14 @@ def bar_chart(
     so that each keeps room for its label.
     """
     labels_chars = max((len(short_label(g)) for g in groups), default=1)
-    # room under the plot for the labels written at -30 degrees (about 6 px a character)
-    left, right_margin, top, bottom = 56, 16, 12, min(104, max(36, 22 + round(3.3 * labels_chars)))
     n_groups, n_series = max(len(groups), 1), max(len(series), 1)
+    # Labels are written at -30 degrees and end under their group (about 6 px a
+    # character): room below the plot for their height, and at the left for the first.
+    right_margin, top, bottom = 16, 12, min(104, max(36, 22 + round(3.3 * labels_chars)))
+    left = 56
+    for _ in range(2):
+        plot_w = max(width - left - right_margin, n_groups * max(24, 8 * n_series))
+        left = max(56, math.ceil(5.3 * labels_chars + 4 - plot_w / n_groups / 2))
     plot_w = max(width - left - right_margin, n_groups * max(24, 8 * n_series))
     plot_h = height - top - bottom
     width = int(math.ceil(left + plot_w + right_margin))

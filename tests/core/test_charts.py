@@ -86,6 +86,15 @@ def test_many_groups_widen_the_chart_so_each_keeps_room_for_its_label():
     assert min(b - a for a, b in zip(centres, centres[1:], strict=False)) >= 24 - 0.1
 
 
+def test_the_first_long_label_stays_inside_the_drawing():
+    for n in (1, 5, 40):
+        chart = bar_chart(groups=["x" * 30] * n, series=[("s", [1] * n)])
+        first = chart.labels[0]
+        assert first.x - 5.3 * len(first.text) >= 0  # its far end, at about 6 px a character and -30 degrees
+    short = bar_chart(groups=["a", "b"], series=[("s", [1, 2])])
+    assert short.frame.left == 56
+
+
 def test_one_palette_colours_the_series_in_order_and_cycles():
     series = [(f"s{i}", [1.0]) for i in range(len(PALETTE) + 1)]
     chart = bar_chart(groups=["g"], series=series)
