@@ -53,6 +53,7 @@ from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
 from annotation.tasks_registry import TASKS
 from core.errors import WinnowError
+from core.jsonl import JsonLinesError, read_jsonl
 from datasets.models import ComVEItem, Reason, Schema
 
 FORMATS = ("winowhy", "jsonl")
@@ -223,15 +224,11 @@ def _parse_jsonl(path: Path, raw: bytes, task: str) -> list[_Vote]:
         raise VotesImportError(f"{name}: not UTF-8 text ({exc})") from exc
     parsed: list[tuple[int, tuple[str, ...], str, str]] = []
     first_row: dict[tuple[tuple[str, ...], str], int] = {}
-    for row, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise VotesImportError(f"{name}, row {row}: not a JSON object ({exc.msg})") from exc
-        if not isinstance(obj, dict):
-            raise VotesImportError(f"{name}, row {row}: expected a JSON object, found {type(obj).__name__}")
+    try:
+        rows = list(read_jsonl(text.split("\n"), name=name, objects=True))
+    except JsonLinesError as exc:
+        raise VotesImportError(str(exc)) from exc
+    for row, obj in rows:
         unknown = sorted(set(obj) - {"item", "annotator", "answer"})
         if unknown:
             raise VotesImportError(

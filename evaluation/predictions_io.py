@@ -8,33 +8,20 @@ so a SemEval ``subtaskA_answers.csv`` works as is).
 
 import csv
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluation.scorers.types import PredictionsFileError
+from evaluation.scorers.types import PredictionsFileError, predictions_jsonl, predictions_text
 
 
 def read_label_predictions(path: str | Path) -> dict[str, str]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PredictionsFileError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = predictions_text(path)
     out: dict[str, str] = {}
     rows: list[tuple[int, Any, Any]] = []
     if text.lstrip()[:1] == "{":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsFileError(f"{path}, row {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise PredictionsFileError(f"{path}, row {n}: expected a JSON object")
+        for n, row in predictions_jsonl(text, path):
             if "prediction" not in row:
                 raise PredictionsFileError(f"{path}, row {n}, field 'prediction': missing")
             rows.append((n, row.get("id"), row["prediction"]))
@@ -68,10 +55,3 @@ def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
     return count
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import WinnowError
+from core.jsonl import JsonLinesError, read_jsonl
 from evaluation.scorers.types import WscItem, WscText
 
 DATASET_FILES = {
@@ -180,17 +181,10 @@ def open_release_folder(path: str | Path) -> ReleaseFolder:
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise ReleaseDataError(f"{path}: missing")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReleaseDataError(f"{path.name}, row {number}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise ReleaseDataError(f"{path.name}, row {number}: expected a JSON object")
-            yield number, row
+    try:
+        yield from read_jsonl(path, name=path.name, objects=True)
+    except JsonLinesError as exc:
+        raise ReleaseDataError(str(exc)) from exc
 
 
 def _get(row: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:

@@ -1,12 +1,12 @@
 """Reads of evaluation runs, narrowed by what the user may see."""
 
-import json
 from pathlib import Path
 from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
 
+from core.jsonl import read_jsonl
 from core.roles import Actor
 from evaluation.metrics.significance import mcnemar
 from evaluation.models import EvaluationRun, RunStatus
@@ -54,13 +54,7 @@ def _predictions(run: EvaluationRun) -> dict[tuple[str, str], dict[str, Any]]:
     path = run.predictions_file
     if path is None or not Path(path).is_file():
         raise Http404(f"run #{run.pk} has no predictions file")
-    out = {}
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                out[(str(row["id"]), str(row["variant"]))] = row
-    return out
+    return {(str(row["id"]), str(row["variant"])): row for _, row in read_jsonl(Path(path), objects=True)}
 
 
 def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
+from core.charts import bar_chart
 from evaluation import selectors
-from evaluation.charts import grouped_bars
 from evaluation.forms import RunStartForm
 from evaluation.metrics.common import knowledge_type_order
 from evaluation.models import RunStatus
@@ -138,13 +138,14 @@ def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
     charts = []
     datasets = {r.dataset for r in runs}
     if runs:
-        overall = grouped_bars(
-            labels,
-            ["accuracy"],
-            {
-                (lab, "accuracy"): r.metrics.get("summary", {}).get("accuracy")
-                for lab, r in zip(labels, runs, strict=True)
-            },
+        overall = bar_chart(
+            chart_id="overall",
+            title="Overall accuracy",
+            groups=labels,
+            series=[("accuracy", [r.metrics.get("summary", {}).get("accuracy") for r in runs])],
+            y_label="accuracy",
+            percent=True,
+            y_max=1.0,
             chance=0.5 if datasets <= {"wsc", "comve"} else None,
         )
         charts.append(("Overall accuracy", overall))
@@ -152,30 +153,49 @@ def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
             {t for r in runs for t in r.metrics.get("knowledge_types", {})}, key=knowledge_type_order
         )
         if types:
-            values = {}
+            per_run = []
             for lab, r in zip(labels, runs, strict=True):
+                values = []
                 for t in types:
                     k = r.metrics.get("knowledge_types", {}).get(t, {})
-                    values[(t, lab)] = (
-                        k.get("accuracy") if "accuracy" in k else _accuracy(k, "best", "accuracy")
-                    )
-            charts.append(("Accuracy per knowledge type", grouped_bars(types, labels, values, chance=None)))
+                    values.append(k.get("accuracy") if "accuracy" in k else _accuracy(k, "best", "accuracy"))
+                per_run.append((lab, values))
+            charts.append(
+                (
+                    "Accuracy per knowledge type",
+                    bar_chart(
+                        chart_id="knowledge-types",
+                        title="Accuracy per knowledge type",
+                        groups=types,
+                        series=per_run,
+                        y_label="accuracy",
+                        percent=True,
+                        y_max=1.0,
+                    ),
+                )
+            )
         switched = [
             (lab, r) for lab, r in zip(labels, runs, strict=True) if _accuracy(r.metrics, "switchable", "n")
         ]
         if switched:
-            values = {}
-            for lab, r in switched:
-                values[(lab, "unswitched")] = _accuracy(r.metrics, "switchable", "accuracy_before")
-                values[(lab, "switched")] = _accuracy(r.metrics, "switchable", "accuracy_after")
-                values[(lab, "consistency")] = _accuracy(r.metrics, "switchable", "consistency")
+            title = "Switchable subset: unswitched vs switched, and consistency"
             charts.append(
                 (
-                    "Switchable subset: unswitched vs switched, and consistency",
-                    grouped_bars(
-                        [lab for lab, _ in switched],
-                        ["unswitched", "switched", "consistency"],
-                        values,
+                    title,
+                    bar_chart(
+                        chart_id="switchable",
+                        title=title,
+                        groups=[lab for lab, _ in switched],
+                        series=[
+                            (name, [_accuracy(r.metrics, "switchable", key) for _, r in switched])
+                            for name, key in (
+                                ("unswitched", "accuracy_before"),
+                                ("switched", "accuracy_after"),
+                                ("consistency", "consistency"),
+                            )
+                        ],
+                        percent=True,
+                        y_max=1.0,
                         chance=0.5,
                     ),
                 )

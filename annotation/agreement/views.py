@@ -10,9 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.utils.safestring import mark_safe
 
-from annotation.agreement.charts import bar_chart_svg
 from annotation.agreement.services import (
     CHARTS,
     SCORE_BINS,
@@ -22,6 +20,7 @@ from annotation.agreement.services import (
     campaign_judgments,
 )
 from annotation.models import Campaign
+from core.charts import BarChart, bar_chart
 from core.roles import user_is_curator
 
 FORMATS = ("csv", "json")
@@ -33,7 +32,7 @@ def _campaign_for_curator(request: HttpRequest, name: str) -> Campaign:
     return get_object_or_404(Campaign, name=name)
 
 
-def _chart_svg(chart: dict[str, Any]) -> str | None:
+def _chart_drawing(chart: dict[str, Any]) -> BarChart | None:
     rows = chart["rows"]
     if not rows:
         return None
@@ -50,18 +49,18 @@ def _chart_svg(chart: dict[str, Any]) -> str | None:
             )
             for o in origins
         ]
-        return bar_chart_svg(
+        return bar_chart(
             chart_id=cid,
             title=title,
-            x_labels=[f"{s:.1f}" for s in SCORE_BINS],
+            groups=[f"{s:.1f}" for s in SCORE_BINS],
             series=series,
             y_label="reasons",
         )
     if cid == "knowledge-types":
-        return bar_chart_svg(
+        return bar_chart(
             chart_id=cid,
             title=title,
-            x_labels=[r["knowledge_type"] for r in rows],
+            groups=[r["knowledge_type"] for r in rows],
             series=[(rows[0]["unit"], [r["count"] for r in rows])],
             y_label=rows[0]["unit"],
         )
@@ -69,10 +68,10 @@ def _chart_svg(chart: dict[str, Any]) -> str | None:
         series = [("agreement with the majority", [r["majority_agreement"] for r in rows])]
         if any(r["gold_accuracy"] is not None for r in rows):
             series.append(("gold accuracy", [r["gold_accuracy"] for r in rows]))
-        return bar_chart_svg(
+        return bar_chart(
             chart_id=cid,
             title=title,
-            x_labels=[r["annotator"] for r in rows],
+            groups=[r["annotator"] for r in rows],
             series=series,
             percent=True,
             y_max=1.0,
@@ -135,9 +134,8 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     if summary["applicable"]:
         for chart_id in CHARTS:
             chart = campaign_chart(campaign=campaign, chart=chart_id, identities=True, data=data)
-            svg = _chart_svg(chart)
-            # the SVG escapes every text it holds (annotation.agreement.charts)
-            chart["svg"] = mark_safe(svg) if svg else None  # noqa: S308
+            # geometry only: templates/core/_bar_chart.svg.html draws it, escaping every text
+            chart["drawing"] = _chart_drawing(chart)
             charts.append(chart)
     figures, groups, categories = [], [], []
     if summary["applicable"]:

@@ -11,13 +11,13 @@ import csv
 import hashlib
 import io
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.errors import WinnowError
+from core.jsonl import JsonLinesError, last_key, read_jsonl
 
 
 class DatasetImportError(WinnowError):
@@ -93,14 +93,6 @@ class SourceFile:
         return {"name": self.name, "path": str(self.path), "sha256": self.sha256, "size": self.size}
 
 
-_KEY_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
-
-
-def _last_key(fragment: str) -> str | None:
-    keys = _KEY_RE.findall(fragment)
-    return keys[-1] if keys else None
-
-
 def read_source(path: Path, *, kind: str = "json") -> SourceFile:
     """Read ``path`` as strict UTF-8 (a BOM is dropped). ``kind`` (json, jsonl, csv) only
     shapes the error for bad bytes, which names the row and field they fall in."""
@@ -155,10 +147,10 @@ def _locate(prefix: str, kind: str) -> tuple[int | None, str | None]:
         return len(rows), f"column {max(len(rows[-1]), 1)}"
     if kind == "jsonl":
         lines = prefix.split("\n")
-        return len(lines), _last_key(lines[-1])
+        return len(lines), last_key(lines[-1])
     # a JSON array: count the complete elements before the position
     element, start = _array_position(prefix)
-    return element, (_last_key(prefix[start:]) if element else None)
+    return element, (last_key(prefix[start:]) if element else None)
 
 
 def _array_position(prefix: str) -> tuple[int | None, int]:
@@ -233,7 +225,7 @@ def load_json_array(source: SourceFile) -> list[tuple[int, Any]]:
         try:
             value, i = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            field = _last_key(text[start : exc.pos])
+            field = last_key(text[start : exc.pos])
             truncated = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith("]")
             reason = (
                 "invalid JSON: "
@@ -266,23 +258,10 @@ def load_json_lines(source: SourceFile) -> list[tuple[int, Any]]:
         return rows
     if sniff(text) != "json":
         raise source.error("not JSON Lines (each line should be a JSON object; is this a CSV file?)", row=1)
-    decoder = json.JSONDecoder()
-    out: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value, end = decoder.raw_decode(line.strip())
-        except json.JSONDecodeError as exc:
-            raise source.error(
-                f"invalid JSON: {exc.msg} at column {exc.colno}",
-                row=number,
-                field=_last_key(line[: exc.pos]),
-            ) from None
-        if line.strip()[end:].strip():
-            raise source.error("more than one JSON value on the line", row=number)
-        out.append((number, value))
-    return out
+    try:
+        return list(read_jsonl(text.split("\n"), name=source.name))
+    except JsonLinesError as exc:
+        raise source.error(exc.reason, row=exc.row, field=exc.field) from None
 
 
 def read_csv_rows(source: SourceFile) -> list[list[str]]:

@@ -10,11 +10,11 @@ no header), as in SemEval-2020 Task 4.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from core.errors import WinnowError
+from core.jsonl import JsonLinesError, read_jsonl
 from evaluation.cloze.experiments import Pair, Statement
 
 
@@ -33,36 +33,31 @@ def _false_index(value: Any, where: str) -> int:
 
 def read_release_pairs(path: Path) -> list[Pair]:
     pairs: list[Pair] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {line_no}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PairFileError(f"{where}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise PairFileError(f"{where}: a JSON object expected")
-            if "sent0" in row and "sent1" in row:
-                sents = [row["sent0"], row["sent1"]]
-            elif isinstance(row.get("statements"), list) and len(row["statements"]) == 2:
-                sents = row["statements"]
-            else:
-                raise PairFileError(f"{where}: field sent0/sent1 (or statements) missing")
-            if not all(isinstance(s, str) and s.strip() for s in sents):
-                raise PairFileError(f"{where}: field sent0/sent1: empty or not text")
-            key = next((name for name in ("false_index", "label", "answer") if name in row), None)
-            if key is None:
-                raise PairFileError(f"{where}: field false_index (or label/answer) missing")
-            pairs.append(
-                Pair(
-                    str(row.get("id", line_no)),
-                    sents[0],
-                    sents[1],
-                    _false_index(row[key], f"{where}, field {key}"),
-                )
+    try:
+        rows = list(read_jsonl(path, objects=True))
+    except JsonLinesError as exc:
+        raise PairFileError(str(exc)) from exc
+    for line_no, row in rows:
+        where = f"{path}, row {line_no}"
+        if "sent0" in row and "sent1" in row:
+            sents = [row["sent0"], row["sent1"]]
+        elif isinstance(row.get("statements"), list) and len(row["statements"]) == 2:
+            sents = row["statements"]
+        else:
+            raise PairFileError(f"{where}: field sent0/sent1 (or statements) missing")
+        if not all(isinstance(s, str) and s.strip() for s in sents):
+            raise PairFileError(f"{where}: field sent0/sent1: empty or not text")
+        key = next((name for name in ("false_index", "label", "answer") if name in row), None)
+        if key is None:
+            raise PairFileError(f"{where}: field false_index (or label/answer) missing")
+        pairs.append(
+            Pair(
+                str(row.get("id", line_no)),
+                sents[0],
+                sents[1],
+                _false_index(row[key], f"{where}, field {key}"),
             )
+        )
     return pairs
 
 

@@ -114,21 +114,6 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     return float((da * db).sum() / denominator)
 
 
-def gaussian_kde(values: Sequence[float], grid: Sequence[float] | Vector) -> list[float]:
-    """Gaussian kernel density of ``values`` on ``grid``, Scott's bandwidth (as scipy's)."""
-    v = np.asarray(values, dtype=np.float64)
-    g = np.asarray(grid, dtype=np.float64)
-    if v.size == 0:
-        return [0.0] * g.size
-    sd = float(v.std(ddof=1)) if v.size > 1 else 0.0
-    bandwidth = sd * v.size ** (-1.0 / 5.0)
-    if bandwidth == 0.0:
-        bandwidth = 1e-3  # all values equal: a narrow spike instead of a division by 0
-    z = (g[:, None] - v[None, :]) / bandwidth
-    density = np.exp(-0.5 * z * z).sum(axis=1) / (v.size * bandwidth * np.sqrt(2 * np.pi))
-    return [float(d) for d in density]
-
-
 def cluster_candidates(
     vectors: Sequence[Vector], probs: Sequence[float], *, seed: int = 0, covariance_type: str = "diag"
 ) -> tuple[list[Vector], list[float], list[int]]:

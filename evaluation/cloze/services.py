@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import WinnowError
+from core.jsonl import read_jsonl
 from core.roles import Actor, account_of
 from evaluation.cloze.candidates import load_cloze_model
 from evaluation.cloze.data import PairFileError, read_pairs, statements_of
@@ -227,13 +228,9 @@ def cloze_run(
 def _read_part(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     try:
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-        dispersion = [
-            json.loads(x) for x in (folder / "dispersion.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
-        confidence = [
-            json.loads(x) for x in (folder / "confidence.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
-    except (OSError, ValueError) as exc:
+        dispersion = [row for _, row in read_jsonl(folder / "dispersion.jsonl", objects=True)]
+        confidence = [row for _, row in read_jsonl(folder / "confidence.jsonl", objects=True)]
+    except (OSError, ValueError) as exc:  # JsonLinesError is a ValueError
         raise ClozeError(f"{folder}: not a finished cloze output folder ({exc})") from exc
     return results, dispersion, confidence
 

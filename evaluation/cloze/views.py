@@ -4,11 +4,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.safestring import mark_safe
 
+from core.charts import violin_chart
 from evaluation.cloze.experiments import SCORES
 from evaluation.cloze.permissions import user_can_view_cloze_runs
-from evaluation.cloze.plots import violin_svg
 from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
 
 SCORE_LABELS = {
@@ -33,23 +32,20 @@ def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
     run = cloze_run_get(user=request.user, pk=pk)
     results = run.results or {}
     scores = results.get("scores", {})
-    # The SVG is built from numbers and fixed labels only (plots.violin_svg escapes text).
-    dispersion_svg = mark_safe(  # noqa: S308
-        violin_svg(
-            [(SCORE_LABELS[name], scores.get(name, [])) for name in SCORES],
-            title="Per-sentence scores (experiment 1)",
-        )
+    dispersion_chart = violin_chart(
+        [(SCORE_LABELS[name], scores.get(name, [])) for name in SCORES],
+        chart_id="dispersion",
+        title="Per-sentence scores (experiment 1)",
     )
     conf = results.get("confidence_scores", {})
-    confidence_svg = mark_safe(  # noqa: S308
-        violin_svg(
-            [
-                ("right", conf.get("predicted_right", [])),
-                ("wrong", conf.get("predicted_wrong", [])),
-            ],
-            title="Confidence of the predicted choice (experiment 2)",
-            width=360,
-        )
+    confidence_chart = violin_chart(
+        [
+            ("right", conf.get("predicted_right", [])),
+            ("wrong", conf.get("predicted_wrong", [])),
+        ],
+        chart_id="confidence",
+        title="Confidence of the predicted choice (experiment 2)",
+        width=360,
     )
     dispersion = results.get("dispersion", {})
     context = {
@@ -67,7 +63,7 @@ def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
             )
             for name in SCORES
         ],
-        "dispersion_svg": dispersion_svg,
-        "confidence_svg": confidence_svg,
+        "dispersion_chart": dispersion_chart,
+        "confidence_chart": confidence_chart,
     }
     return render(request, "cloze/clozerun_detail.html", context)

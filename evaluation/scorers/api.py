@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -19,6 +18,8 @@ from evaluation.scorers.types import (
     ScoringError,
     Variant,
     WscItem,
+    predictions_jsonl,
+    predictions_text,
 )
 from evaluation.scorers.wsc import substitute
 
@@ -250,28 +251,14 @@ def read_predictions(path: str | Path, items: Sequence[WscItem]) -> dict[tuple[s
     """Read an uploaded predictions file (JSONL or CSV, detected from content, not the name)."""
     path = Path(path)
     by_id = {item.id: item for item in items}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PredictionsFileError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = predictions_text(path)
 
     if not text.strip():
         raise PredictionsFileError(f"{path}: no predictions (the file is empty)")
     rows: list[tuple[int, dict[str, Any]]] = []
     first = text.lstrip()[:1]
     if first == "{":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsFileError(f"{path}, row {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise PredictionsFileError(f"{path}, row {n}: expected a JSON object")
-            rows.append((n, row))
+        rows = predictions_jsonl(text, path)
     else:
         reader = csv.DictReader(text.splitlines())
         fields = [f.strip() for f in (reader.fieldnames or [])]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from core.errors import WinnowError
+from core.jsonl import JsonLinesError, read_jsonl
 
 #: Every scoring method `score_wsc` understands (the `--method` choices of `manage.py evaluate`).
 METHODS: tuple[str, ...] = ("full", "partial", "pll", "random", "majority", "first", "predictions")
@@ -123,3 +125,22 @@ class ScoringError(WinnowError, ValueError):
 
 class PredictionsFileError(ScoringError):
     """An uploaded predictions file that cannot be read; the message names file, row and field."""
+
+
+def predictions_text(path: Path) -> str:
+    """An uploaded predictions file as text (any data set): refuses a missing file and
+    bytes that are not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PredictionsFileError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise PredictionsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def predictions_jsonl(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a JSON-Lines predictions file, each a JSON object, with their numbers."""
+    try:
+        return list(read_jsonl(text.split("\n"), name=str(path), objects=True))
+    except JsonLinesError as exc:
+        raise PredictionsFileError(str(exc)) from None

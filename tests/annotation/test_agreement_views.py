@@ -106,15 +106,36 @@ def test_unknown_campaign_chart_or_format_is_404(client, curator, campaign):  # 
     )
 
 
-def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator, campaign, django_user_model):  # type: ignore[no-untyped-def]
-    evil = django_user_model.objects.create_user(username="<b>x</b>")
+def _page_with_an_annotator_named(username, client, curator, campaign, django_user_model) -> str:  # type: ignore[no-untyped-def]
+    """The campaign's agreement page, as the curator sees it, once ``username`` has answered."""
+    evil = django_user_model.objects.create_user(username=username)
     item = CampaignItem.objects.filter(campaign=campaign).first()
     assert item is not None
     Judgment.objects.create(campaign_item=item, annotator=evil, answer="plausible")
     client.force_login(curator)
-    page = client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+    return client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+
+
+def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator, campaign, django_user_model):  # type: ignore[no-untyped-def]
+    page = _page_with_an_annotator_named("<b>x</b>", client, curator, campaign, django_user_model)
     assert "<b>x</b>" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_a_script_as_an_annotator_name_is_escaped_in_the_chart_and_kept_in_its_numbers(  # type: ignore[no-untyped-def]
+    client, curator, campaign, django_user_model
+):
+    evil = "<script>alert(1)</script>"
+    page = _page_with_an_annotator_named(evil, client, curator, campaign, django_user_model)
+    assert evil not in page
+    chart = page[page.index('data-chart="annotator-agreement"') :]
+    chart = chart[: chart.index("</svg>")]
+    assert 'data-label="&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
+    assert "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>" in chart  # the label under its bar
+    numbers = client.get(
+        reverse("agreement:chart-export", args=[campaign.name, "annotator-agreement", "csv"])
+    )
+    assert "<script>alert(1)</script>" in numbers.content.decode()  # a CSV download, as the data is
 
 
 def test_free_text_campaign_page_says_why_there_are_no_figures(client, curator, django_user_model):  # type: ignore[no-untyped-def]

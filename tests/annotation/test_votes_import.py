@@ -168,7 +168,7 @@ def test_jsonl_reason_items_by_natural_key(tmp_path, two_schemas):  # type: igno
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ('{"item": "schema:wsc273/0", "annotator": "x"', r"votes.jsonl, row 2: not a JSON object"),
+        ('{"item": "schema:wsc273/0", "annotator": "x"', r"votes.jsonl, row 2: not valid JSON"),
         ('["schema:wsc273/0", "x", "switchable"]', r"row 2: expected a JSON object, found list"),
         ({"item": "schema:wsc273/0", "annotator": "x"}, r"row 2, field 'answer': missing"),
         (

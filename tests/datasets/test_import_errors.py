@@ -346,7 +346,7 @@ def test_senmaking_truncated_line_is_named(senmaking_folder: Path):
     path.write_text(path.read_text()[:-40])
     error = fails("senmaking", [path])
     assert error.row == 3 and error.field == "B"
-    assert "invalid JSON" in error.reason
+    assert "not valid JSON" in error.reason
 
 
 def test_senmaking_missing_field_is_named(senmaking_folder: Path):

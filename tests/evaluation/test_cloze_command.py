@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils.html import escape
 
+from core.jsonl import read_jsonl
 from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run
 from evaluation.models import ClozeRun, ClozeRunStatus
 from tests.evaluation.cloze_models import CORPUS, build_causal, build_masked
@@ -54,7 +55,7 @@ def glove_file(tmp_path):
 
 
 def _read_jsonl(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [row for _, row in read_jsonl(path)]
 
 
 def _cloze(split, model, out, **options):  # type: ignore[no-untyped-def]

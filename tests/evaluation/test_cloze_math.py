@@ -7,7 +7,6 @@ import pytest
 import scipy.stats
 
 from evaluation.cloze import math as cm
-from evaluation.cloze.plots import violin_svg
 from evaluation.cloze.text import STOP_WORDS, content_word_indexes, pair_diff, sentence_length, split_words
 
 W = np.array([1.0, 0.0])
@@ -119,20 +118,6 @@ def test_pearson_matches_scipy_and_is_none_when_undefined():
     assert cm.pearson(x, y) == pytest.approx(scipy.stats.pearsonr(x, y).statistic)
     assert cm.pearson([1, 2], [2, 3]) is None
     assert cm.pearson([1, 1, 1], [1, 2, 3]) is None
-
-
-def test_kernel_density_matches_scipy():
-    values = [0.1, 0.3, 0.35, 0.8, 0.5, 0.45]
-    grid = np.linspace(-0.2, 1.2, 15)
-    assert cm.gaussian_kde(values, grid) == pytest.approx(list(scipy.stats.gaussian_kde(values)(grid)))
-
-
-def test_violin_svg_draws_one_violin_per_series_and_escapes_labels():
-    svg = violin_svg([("a<b", [0.1, 0.2, 0.3]), ("empty", [])], title="x & y")
-    assert svg.startswith("<svg") and svg.endswith("</svg>")
-    assert svg.count("<path") == 2
-    assert "a&lt;b" in svg and "x &amp; y" in svg and "a<b" not in svg
-    assert "n = 3" in svg and "n = 0" in svg
 
 
 def test_content_words_leave_out_stop_words_and_punctuation():

@@ -196,15 +196,15 @@ def test_pairs_are_read_from_a_release_file_and_from_a_comve_split_folder(tmp_pa
     assert [(s.id, s.sensible) for s in statements_of(pairs)] == [("3/0", True), ("3/1", False)]
 
 
-def test_a_bad_pair_file_names_the_line_and_field(tmp_path):
+def test_a_bad_pair_file_names_the_row_and_field(tmp_path):
     release = tmp_path / "comve_a.jsonl"
     release.write_text(
         '{"sent0": "a", "sent1": "b", "false_index": 0}\n{"sent0": "a", "sent1": "b", "label": 2}\n'
     )
-    with pytest.raises(PairFileError, match=r"line 2, field label: .* 0 or 1"):
+    with pytest.raises(PairFileError, match=r"comve_a.jsonl, row 2, field label: .* 0 or 1"):
         read_pairs(release)
     release.write_text('{"sent0": "a"}\n')
-    with pytest.raises(PairFileError, match="line 1: field sent0/sent1"):
+    with pytest.raises(PairFileError, match="row 1: field sent0/sent1"):
         read_pairs(release)
 
 

@@ -76,7 +76,7 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
     with pytest.raises(ReleaseDataError, match="wsc.jsonl, row 1, field 'candidates': missing"):
         read_wsc(open_release_folder(folder))
     (folder / "wsc.jsonl").write_text("not json\n")
-    with pytest.raises(ReleaseDataError, match="wsc.jsonl, row 1: not JSON"):
+    with pytest.raises(ReleaseDataError, match="wsc.jsonl, row 1: not valid JSON"):
         read_wsc(open_release_folder(folder))
 
 

@@ -153,6 +153,19 @@ def test_leaderboard_ranks_runs_and_draws_inline_svg_charts(client, researcher, 
     assert html.index(f"#{ranked[0].pk} ") < html.index(f"#{ranked[1].pk} ")
 
 
+def test_markup_in_a_run_label_is_escaped_in_the_leaderboard_charts(client, researcher, two_runs):
+    first, _ = two_runs
+    # the label is the model file's name, and a file name can hold markup
+    EvaluationRun.objects.filter(pk=first.pk).update(model_path="/models/<img src=x onerror=alert(1)>")
+    client.force_login(researcher)
+    page = client.get(reverse("evaluation:leaderboard", args=[first.release_name, first.release_version]))
+    html = page.content.decode()
+    assert "<img" not in html
+    overall = html[html.index('data-chart="overall"') : html.index("</svg>")]
+    assert f'data-label="#{first.pk} &lt;img src=x onerror=alert(1)&gt; (first)"' in overall
+    assert html.count('class="bar"') >= 2 and "chance" in overall
+
+
 def test_compare_shows_items_where_the_runs_differ_and_mcnemar(client, researcher, two_runs):
     a, b = two_runs
     client.force_login(researcher)
