@@ -93,17 +93,10 @@ class JudgmentSubmitApi(APIView):
         for key in ("answer", "text", "option", "duration_ms"):
             if data.validated_data.get(key) not in (None, ""):
                 fields[key] = data.validated_data[key]
-        try:
-            result = services.judgment_submit(
-                annotator=request.user, assignment=assignment, **answer_from_post(fields)
-            )
-        except services.JudgmentRefused as exc:
-            return Response(
-                {"detail": str(exc)},
-                status=status.HTTP_409_CONFLICT
-                if isinstance(exc, services.LeaseExpired)
-                else status.HTTP_400_BAD_REQUEST,
-            )
+        # a refusal (400; a lease that ran out: 409) answers through core.api's handler
+        result = services.judgment_submit(
+            annotator=request.user, assignment=assignment, **answer_from_post(fields)
+        )
         return Response(_judgment_output(result.judgment, result.created), status=status.HTTP_200_OK)
 
 

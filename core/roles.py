@@ -7,6 +7,8 @@ from django.core.cache import cache
 from django.db import models
 from django.http import HttpRequest
 
+from core.errors import Forbidden
+
 
 class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
@@ -31,6 +33,15 @@ def account_of(user: Actor | None) -> User | None:
     user, or None for the anonymous user and for the system (a command run without
     ``--user``)."""
     return user if isinstance(user, User) else None
+
+
+def signed_in(user: Actor) -> User:
+    """The acting user as the user model, for a service that records who did something;
+    the anonymous user may do nothing there (403). The views' login checks turn the
+    anonymous user away first, so this is the last line."""
+    if not isinstance(user, User):
+        raise Forbidden("Sign in first.")
+    return user
 
 
 def _roles_key(user_id: Any) -> str:

@@ -124,20 +124,6 @@ def test_the_api_keeps_drf_answers_for_drf_errors(client):  # type: ignore[no-un
 # --- one root ---------------------------------------------------------------------------
 
 APPS = ("core", "datasets", "annotation", "releases", "evaluation")
-# Annotation's errors move onto WinnowError with the split of annotation/services.py
-# (another branch of the same refactor); until it lands they are the known exceptions.
-# Once they derive from WinnowError this set is no longer consulted for them.
-ANNOTATION_PENDING = {
-    "AnnotationError",
-    "CampaignError",
-    "AssignmentRefused",
-    "AnnotatorPaused",
-    "CampaignNotActive",
-    "JudgmentRefused",
-    "LeaseExpired",
-    "AnswerError",
-    "VotesImportError",
-}
 
 
 def _project_exception_classes() -> set[type[BaseException]]:
@@ -160,12 +146,8 @@ def test_every_domain_error_in_the_project_derives_from_winnow_error() -> None:
     names = {c.__name__ for c in classes}
     # The walk reaches every app (a broken walk would pass vacuously).
     assert {"ReleaseIntegrityError", "DatasetImportError", "ModelLoadError", "UndefinedAgreement"} <= names
-    strays = {
-        f"{c.__module__}.{c.__qualname__}"
-        for c in classes
-        if not issubclass(c, WinnowError)
-        and not (c.__module__.startswith("annotation.") and c.__name__ in ANNOTATION_PENDING)
-    }
+    assert {"JudgmentRefused", "AnswerError", "VotesImportError"} <= names
+    strays = {f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, WinnowError)}
     assert strays == set()
 
 

@@ -8,13 +8,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
-from annotation.actors import signed_in
 from annotation.errors import AnnotationError
 from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
 from annotation.task_types import AggregatedItem, task_type
+from core.roles import Actor, signed_in
 
 
 def adjudication_decisions(task: str) -> tuple[str, ...]:
@@ -22,9 +21,7 @@ def adjudication_decisions(task: str) -> tuple[str, ...]:
     return task_type(task).adjudication_decisions()
 
 
-def adjudication_record(
-    *, item: CampaignItem, curator: User | AnonymousUser, decision: str, note: str = ""
-) -> Adjudication:
+def adjudication_record(*, item: CampaignItem, curator: Actor, decision: str, note: str = "") -> Adjudication:
     """A curator's decision on an item, stored beside the votes (which stay as they are)."""
     curator = signed_in(curator)
     allowed = adjudication_decisions(item.campaign.task)

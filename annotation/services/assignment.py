@@ -19,14 +19,13 @@ import functools
 import random
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.actors import signed_in
 from annotation.errors import AnnotatorPaused, CampaignNotActive
 from annotation.models import (
     Assignment,
@@ -36,6 +35,7 @@ from annotation.models import (
     CampaignItem,
     CampaignStatus,
 )
+from core.roles import Actor, signed_in
 
 
 def _live_leases(now: datetime) -> Q:
@@ -104,7 +104,7 @@ def _next_sql(postgres: bool) -> dict[str, str]:
 def assignment_next(
     *,
     campaign: Campaign,
-    annotator: User | AnonymousUser,
+    annotator: Actor,
     now: datetime | None = None,
     rng: random.Random | None = None,
 ) -> Assignment | None:

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.utils.text import slugify
 
-from annotation.actors import signed_in
 from annotation.errors import CampaignError
 from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
 from annotation.task_types import DataItem, task_type
 from annotation.tasks_registry import ITEM_KINDS, task_spec
+from core.roles import Actor, signed_in
 from datasets.models import ComVEItem, Reason, Schema
 
 ITEM_FILTERS: dict[str, dict[str, str]] = {
@@ -111,7 +111,7 @@ def campaign_create(
     gold_rate: float = 0.0,
     instructions: str | None = None,
     slots: int = 0,
-    created_by: User | AnonymousUser | None = None,
+    created_by: Actor | None = None,
     imported: bool = False,
 ) -> Campaign:
     """Create a campaign over the chosen items (a data set, a filter, a list of ids).

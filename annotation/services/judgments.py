@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.actors import signed_in
 from annotation.errors import JudgmentRefused, LeaseExpired
 from annotation.models import (
     Assignment,
@@ -29,6 +28,7 @@ from annotation.models import (
 from annotation.services.assignment import _item_load
 from annotation.task_types import comve_has_options
 from annotation.tasks_registry import AnswerError, answer_clean, task_spec
+from core.roles import Actor, signed_in
 from datasets.models import ComVEItem
 
 
@@ -70,7 +70,7 @@ class SubmitResult:
 
 def judgment_submit(
     *,
-    annotator: User | AnonymousUser,
+    annotator: Actor,
     assignment: Assignment | None = None,
     item: CampaignItem | None = None,
     answer: str = "",
