@@ -20,7 +20,7 @@ keepalive = 30
 backlog = 2048
 
 
-def post_worker_init(worker):  # type: ignore[no-untyped-def]
+def post_worker_init(worker):
     """Import everything a request needs, then freeze: what exists now lives as long as
     the worker, and the garbage collector need never walk it again."""
     from django.urls import get_resolver

@@ -345,7 +345,7 @@ def read_comve(folder: ReleaseFolder, *, limit: int | None = None) -> ComveData:
                 if answer not in ("A", "B", "C"):
                     raise ReleaseDataError(f"{where}, field 'answer': {row['answer']!r} is not A, B or C")
                 options = tuple(_get(row, f"option_{x}", where) for x in "abc")
-                data.b.append(ComveB(item_id, _get(row, "false_sent", where), options, answer))  # type: ignore[arg-type]
+                data.b.append(ComveB(item_id, _get(row, "false_sent", where), options, answer))
             else:
                 refs = _get(row, "references", where, list)
                 if not any(isinstance(r, str) and r.strip() for r in refs):

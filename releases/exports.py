@@ -110,7 +110,7 @@ class _Sinks:
     def __init__(self, out_dir: Path, names: Iterable[str]) -> None:
         self.files = {name: _HashingFile(out_dir / name) for name in names}
         self.csv = {
-            name: csv.writer(sink, lineterminator="\n")  # type: ignore[arg-type]
+            name: csv.writer(sink, lineterminator="\n")
             for name, sink in self.files.items()
             if name.endswith(".csv")
         }

@@ -49,19 +49,19 @@ class ReleaseQuerySet(models.QuerySet):
         for name, version in published:
             raise _release_error(IMMUTABLE_MESSAGE.format(ref=f"{name}@{version}") + f" ({action} refused)")
 
-    def update(self, **kwargs):  # type: ignore[no-untyped-def]
+    def update(self, **kwargs):
         self._refuse_published("update")
         return super().update(**kwargs)
 
-    def delete(self):  # type: ignore[no-untyped-def]
+    def delete(self):
         self._refuse_published("delete")
         return super().delete()
 
-    def bulk_update(self, objs, fields, batch_size=None):  # type: ignore[no-untyped-def]
+    def bulk_update(self, objs, fields, batch_size=None):
         self.filter(pk__in=[o.pk for o in objs])._refuse_published("bulk_update")
         return super().bulk_update(objs, fields, batch_size=batch_size)
 
-    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def bulk_create(self, objs, *args, **kwargs):
         objs = list(objs)
         if any(o.status == ReleaseStatus.PUBLISHED for o in objs):
             raise _release_error("a release is published only through release_publish")
@@ -81,7 +81,7 @@ class ReleasePartQuerySet(models.QuerySet):
         for name, version in published:
             raise _release_error(IMMUTABLE_MESSAGE.format(ref=f"{name}@{version}") + f" ({action} refused)")
 
-    def update(self, **kwargs):  # type: ignore[no-untyped-def]
+    def update(self, **kwargs):
         self._refuse_published("update")
         if "release" in kwargs or "release_id" in kwargs:
             target = kwargs.get("release_id", getattr(kwargs.get("release"), "pk", kwargs.get("release")))
@@ -89,16 +89,16 @@ class ReleasePartQuerySet(models.QuerySet):
                 raise _release_error("rows cannot be moved into a published release")
         return super().update(**kwargs)
 
-    def delete(self):  # type: ignore[no-untyped-def]
+    def delete(self):
         self._refuse_published("delete")
         return super().delete()
 
-    def bulk_update(self, objs, fields, batch_size=None):  # type: ignore[no-untyped-def]
+    def bulk_update(self, objs, fields, batch_size=None):
         objs = list(objs)
         self.filter(pk__in=[o.pk for o in objs])._refuse_published("bulk_update")
         return super().bulk_update(objs, fields, batch_size=batch_size)
 
-    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def bulk_create(self, objs, *args, **kwargs):
         objs = list(objs)
         release_ids = {o.release_id for o in objs}
         if Release.objects.filter(pk__in=release_ids, status=ReleaseStatus.PUBLISHED).exists():
@@ -168,14 +168,14 @@ class Release(models.Model):
     def __str__(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def save(self, *args, **kwargs):
         if self.status == ReleaseStatus.PUBLISHED and self._state.adding:
             raise _release_error("a release is published only through release_publish")
         if not self._state.adding:
             _refuse_if_published(self.pk, "save")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def delete(self, *args, **kwargs):
         _refuse_if_published(self.pk, "delete")
         return super().delete(*args, **kwargs)
 
@@ -199,11 +199,11 @@ class ReleasePart(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def save(self, *args, **kwargs):
         _refuse_if_published(self.release_id, "save")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def delete(self, *args, **kwargs):
         _refuse_if_published(self.release_id, "delete")
         return super().delete(*args, **kwargs)
 

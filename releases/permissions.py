@@ -37,5 +37,5 @@ def user_can_change_release(*, user: Actor, release: Release) -> bool:
 class HasAnyRole(BasePermission):
     """Published releases are for anyone with a role (researchers above all)."""
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return bool(user_roles(request.user))

@@ -233,7 +233,7 @@ def _queue_build_on_commit(release_id: int, *, force: bool = False) -> None:
     transaction.on_commit(send)
 
 
-def _entries(release: Release):  # type: ignore[no-untyped-def]
+def _entries(release: Release):
     rows = (
         ReleaseItem.objects.filter(release=release)
         .order_by("position")
@@ -253,7 +253,7 @@ def release_diff_compute(*, release: Release, previous: Release | None) -> dict[
     )
 
 
-def release_payloads(release: Release):  # type: ignore[no-untyped-def]
+def release_payloads(release: Release):
     """The frozen payloads in release order, streamed."""
     rows = ReleaseItem.objects.filter(release=release).order_by("position").values_list("payload", flat=True)
     return rows.iterator(chunk_size=BATCH)

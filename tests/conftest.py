@@ -17,12 +17,12 @@ DATA_HINT = (
 
 
 @pytest.fixture(autouse=True)
-def _eager_celery(settings):  # type: ignore[no-untyped-def]
+def _eager_celery(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache():  # type: ignore[no-untyped-def]
+def _empty_cache():
     """Each test starts with an empty cache (cached roles are keyed by user id, and ids
     come back after a rolled-back test)."""
     from django.core.cache import caches
@@ -48,7 +48,7 @@ def data_dir() -> Path:
     return path
 
 
-def _user_with_role(django_user_model, username: str, role: Role | None):  # type: ignore[no-untyped-def]
+def _user_with_role(django_user_model, username: str, role: Role | None):
     user = django_user_model.objects.create_user(username=username, password="pw-" + username)
     if role is not None:
         group, _ = Group.objects.get_or_create(name=role.value)
@@ -57,26 +57,26 @@ def _user_with_role(django_user_model, username: str, role: Role | None):  # typ
 
 
 @pytest.fixture
-def annotator(django_user_model):  # type: ignore[no-untyped-def]
+def annotator(django_user_model):
     return _user_with_role(django_user_model, "anna", Role.ANNOTATOR)
 
 
 @pytest.fixture
-def annotator2(django_user_model):  # type: ignore[no-untyped-def]
+def annotator2(django_user_model):
     return _user_with_role(django_user_model, "arne", Role.ANNOTATOR)
 
 
 @pytest.fixture
-def curator(django_user_model):  # type: ignore[no-untyped-def]
+def curator(django_user_model):
     return _user_with_role(django_user_model, "cora", Role.CURATOR)
 
 
 @pytest.fixture
-def researcher(django_user_model):  # type: ignore[no-untyped-def]
+def researcher(django_user_model):
     return _user_with_role(django_user_model, "remy", Role.RESEARCHER)
 
 
 @pytest.fixture
-def nobody(django_user_model):  # type: ignore[no-untyped-def]
+def nobody(django_user_model):
     """A logged-in user with no role."""
     return _user_with_role(django_user_model, "nora", None)

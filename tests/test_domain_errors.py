@@ -64,9 +64,7 @@ urlpatterns = [
         ("integrity", 409, "Cannot do that now"),
     ],
 )
-def test_a_domain_error_in_a_view_is_a_page_with_its_status_and_message(  # type: ignore[no-untyped-def]
-    client, curator, kind, status, title
-):
+def test_a_domain_error_in_a_view_is_a_page_with_its_status_and_message(client, curator, kind, status, title):
     client.force_login(curator)
     response = client.get(f"/raise/{kind}/")
     assert response.status_code == status
@@ -76,7 +74,7 @@ def test_a_domain_error_in_a_view_is_a_page_with_its_status_and_message(  # type
     assert 'class="topbar"' in html and 'href="/"' in html
 
 
-def test_an_htmx_request_gets_the_message_as_a_fragment_htmx_will_swap(client, curator):  # type: ignore[no-untyped-def]
+def test_an_htmx_request_gets_the_message_as_a_fragment_htmx_will_swap(client, curator):
     client.force_login(curator)
     response = client.get("/raise/conflict/", headers={"HX-Request": "true"})
     assert response.status_code == 200  # htmx swaps only 2xx responses
@@ -88,7 +86,7 @@ def test_an_htmx_request_gets_the_message_as_a_fragment_htmx_will_swap(client, c
     )
 
 
-def test_the_message_is_escaped_on_the_page_and_in_the_fragment(client, curator):  # type: ignore[no-untyped-def]
+def test_the_message_is_escaped_on_the_page_and_in_the_fragment(client, curator):
     client.force_login(curator)
     for headers in ({}, {"HX-Request": "true"}):
         html = client.get("/raise/markup/", headers=headers).content.decode()
@@ -96,7 +94,7 @@ def test_the_message_is_escaped_on_the_page_and_in_the_fragment(client, curator)
         assert "&lt;script&gt;alert(1)&lt;/script&gt; is not a name" in html
 
 
-def test_other_exceptions_are_left_to_django(client, curator):  # type: ignore[no-untyped-def]
+def test_other_exceptions_are_left_to_django(client, curator):
     client.force_login(curator)
     with pytest.raises(RuntimeError, match="a bug"):
         client.get("/fail/")
@@ -108,13 +106,13 @@ def test_other_exceptions_are_left_to_django(client, curator):  # type: ignore[n
     ("kind", "status"),
     [("conflict", 409), ("forbidden", 403), ("missing", 404), ("validation", 400), ("integrity", 409)],
 )
-def test_a_domain_error_in_an_api_view_is_its_detail_and_status(client, kind, status):  # type: ignore[no-untyped-def]
+def test_a_domain_error_in_an_api_view_is_its_detail_and_status(client, kind, status):
     response = client.get(f"/api/raise/{kind}/")
     assert response.status_code == status
     assert response.json() == {"detail": ERRORS[kind].message}
 
 
-def test_the_api_keeps_drf_answers_for_drf_errors(client):  # type: ignore[no-untyped-def]
+def test_the_api_keeps_drf_answers_for_drf_errors(client):
     # config.urls' own API (the handler is the project's): anonymous is still a 403 detail
     response = client.get("/api/releases/")
     assert response.status_code == 403

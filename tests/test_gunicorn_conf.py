@@ -7,7 +7,7 @@ from pathlib import Path
 CONF = Path(__file__).resolve().parent.parent / "config" / "gunicorn.conf.py"
 
 
-def test_gunicorn_settings_name_the_app_and_gthread_workers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_gunicorn_settings_name_the_app_and_gthread_workers(monkeypatch) -> None:
     monkeypatch.setenv("WEB_CONCURRENCY", "6")
     conf = runpy.run_path(str(CONF))
     assert conf["wsgi_app"] == "config.wsgi:application"

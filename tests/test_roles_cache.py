@@ -8,11 +8,11 @@ from core.roles import Role, user_roles
 pytestmark = pytest.mark.django_db
 
 
-def _fresh(user):  # type: ignore[no-untyped-def]
+def _fresh(user):
     return type(user).objects.get(pk=user.pk)  # a new request's user object
 
 
-def test_roles_come_from_the_cache_after_the_first_read(django_user_model, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+def test_roles_come_from_the_cache_after_the_first_read(django_user_model, django_assert_num_queries) -> None:
     user = django_user_model.objects.create_user(username="cached", password="pw")
     user.groups.add(Group.objects.get_or_create(name=Role.CURATOR.value)[0])
     assert user_roles(_fresh(user)) == {"curator"}
@@ -21,7 +21,7 @@ def test_roles_come_from_the_cache_after_the_first_read(django_user_model, djang
         assert user_roles(fresh) == {"curator"}
 
 
-def test_every_way_of_changing_groups_clears_the_cached_roles(django_user_model) -> None:  # type: ignore[no-untyped-def]
+def test_every_way_of_changing_groups_clears_the_cached_roles(django_user_model) -> None:
     user = django_user_model.objects.create_user(username="changing", password="pw")
     annotators, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
     assert user_roles(_fresh(user)) == set()

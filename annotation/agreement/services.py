@@ -63,9 +63,7 @@ def campaign_judgments(*, campaign: Campaign) -> CampaignJudgments:
     else:
         empty = np.zeros(0, dtype=np.int64)
         codes = ag.Codes(empty, empty, empty, [], [], categories)
-    usernames = dict(
-        get_user_model().objects.filter(pk__in=codes.raters).values_list("pk", "username")  # type: ignore[misc]
-    )
+    usernames = dict(get_user_model().objects.filter(pk__in=codes.raters).values_list("pk", "username"))
     gold = dict(CampaignItem.objects.filter(campaign=campaign, is_gold=True).values_list("id", "gold_answer"))
     return CampaignJudgments(
         codes=codes,

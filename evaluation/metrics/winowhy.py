@@ -118,9 +118,9 @@ def winowhy_metrics(
         for name in names:
             mask = np.array([name in types for types in knowledge_types], dtype=bool)
             result["knowledge_types"][name] = {
-                "best": best_threshold(s[mask], y[mask]).as_dict(),  # type: ignore[arg-type]
-                "at_overall_threshold": accuracy_at_threshold(s[mask], y[mask], overall.threshold).as_dict(),  # type: ignore[arg-type]
-                "majority_baseline": majority_baseline(y[mask]).as_dict(),  # type: ignore[arg-type]
+                "best": best_threshold(s[mask], y[mask]).as_dict(),
+                "at_overall_threshold": accuracy_at_threshold(s[mask], y[mask], overall.threshold).as_dict(),
+                "majority_baseline": majority_baseline(y[mask]).as_dict(),
             }
     return result
 

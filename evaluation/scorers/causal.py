@@ -116,7 +116,7 @@ def _group_by_prefix(inputs: list[tuple[int, ...]], min_shared: int) -> list[_Gr
     return groups
 
 
-def _output_layer(model: LoadedModel):  # type: ignore[no-untyped-def]
+def _output_layer(model: LoadedModel):
     """(base model, head function hidden -> logits) so the head runs only where needed."""
     hf = model.model
     head = hf.get_output_embeddings()
@@ -137,7 +137,7 @@ def _output_layer(model: LoadedModel):  # type: ignore[no-untyped-def]
     return base, apply
 
 
-def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[no-untyped-def]
+def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """log P(target) and is-argmax for each row of hidden states, chunked over rows."""
     logprobs = torch.empty(len(targets), dtype=torch.float64)
     greedy = torch.empty(len(targets), dtype=torch.bool)
@@ -281,7 +281,7 @@ def _can_pack(model: LoadedModel) -> bool:
     return implementation in PACKABLE_ATTENTION
 
 
-def _run_chunk_packed(  # type: ignore[no-untyped-def]
+def _run_chunk_packed(
     chunk: list[_Group],
     inputs: list[tuple[int, ...]],
     seqs: list[tuple[int, ...]],
@@ -361,7 +361,7 @@ def _run_chunk_packed(  # type: ignore[no-untyped-def]
     _store(apply_head, hidden[torch.tensor(rows)], targets, owners, token_lp, token_greedy)
 
 
-def _run_chunk(  # type: ignore[no-untyped-def]
+def _run_chunk(
     chunk: list[_Group],
     inputs: list[tuple[int, ...]],
     seqs: list[tuple[int, ...]],
@@ -443,7 +443,7 @@ def _run_chunk(  # type: ignore[no-untyped-def]
     _store(apply_head, torch.cat(rows), targets, owners, token_lp, token_greedy)
 
 
-def _store(  # type: ignore[no-untyped-def]
+def _store(
     apply_head,
     hidden: torch.Tensor,
     targets: list[int],

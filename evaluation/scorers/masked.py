@@ -13,7 +13,7 @@ from evaluation.modeling import LoadedModel
 from evaluation.scorers.types import Progress, ScoringError
 
 
-def _prediction_head(model: LoadedModel):  # type: ignore[no-untyped-def]
+def _prediction_head(model: LoadedModel):
     """(base model, head) when the MLM head is a separate module; else (None, None)."""
     hf = model.model
     base = getattr(hf, hf.base_model_prefix, None)

@@ -5,10 +5,10 @@ from core.roles import Role
 
 
 @pytest.fixture
-def make_annotators(django_user_model):  # type: ignore[no-untyped-def]
+def make_annotators(django_user_model):
     """make_annotators(n, prefix) -> n users with the annotator role."""
 
-    def make(n: int, prefix: str = "ann"):  # type: ignore[no-untyped-def]
+    def make(n: int, prefix: str = "ann"):
         group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
         users = []
         for i in range(n):
@@ -21,6 +21,6 @@ def make_annotators(django_user_model):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings):  # type: ignore[no-untyped-def]
+def _fast_passwords(settings):
     # Hashing is not what these tests are about; the default hasher costs ~0.3 s a user.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -13,7 +13,7 @@ PAGES = ["campaign", "campaignitem", "assignment", "judgment", "adjudication", "
 
 
 @pytest.fixture
-def judged(curator, annotator):  # type: ignore[no-untyped-def]
+def judged(curator, annotator):
     curator.is_staff = True
     curator.save(update_fields=["is_staff"])
     SchemaFactory.create_batch(2, collection="adm")
@@ -26,7 +26,7 @@ def judged(curator, annotator):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_curators_see_every_annotation_list_annotators_do_not(client, curator, annotator, judged, page):  # type: ignore[no-untyped-def]
+def test_curators_see_every_annotation_list_annotators_do_not(client, curator, annotator, judged, page):
     client.force_login(curator)
     assert client.get(f"/admin/annotation/{page}/").status_code == 200
     annotator.is_staff = True  # even a staff annotator sees nothing here
@@ -35,7 +35,7 @@ def test_curators_see_every_annotation_list_annotators_do_not(client, curator, a
     assert client.get(f"/admin/annotation/{page}/").status_code == 403
 
 
-def test_judgments_cannot_be_added_changed_or_deleted_in_the_admin(admin_client, judged):  # type: ignore[no-untyped-def]
+def test_judgments_cannot_be_added_changed_or_deleted_in_the_admin(admin_client, judged):
     judgment = Judgment.objects.get()
     assert admin_client.get("/admin/annotation/judgment/add/").status_code == 403
     response = admin_client.post(
@@ -50,7 +50,7 @@ def test_judgments_cannot_be_added_changed_or_deleted_in_the_admin(admin_client,
     assert judgment.answer == "switchable"
 
 
-def test_a_curator_pauses_an_annotator_from_the_admin(client, curator, annotator, judged):  # type: ignore[no-untyped-def]
+def test_a_curator_pauses_an_annotator_from_the_admin(client, curator, annotator, judged):
     member = CampaignAnnotator.objects.get(campaign=judged, annotator=annotator)
     client.force_login(curator)
     response = client.post(f"/admin/annotation/campaignannotator/{member.pk}/change/", {"paused": "on"})

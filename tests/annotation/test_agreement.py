@@ -19,7 +19,7 @@ from annotation.agreement import stats as ag
 
 
 @st.composite
-def full_tables(draw):  # type: ignore[no-untyped-def]
+def full_tables(draw):
     """Items x categories counts with the same number (>= 2) of judgments on every item."""
     n_items = draw(st.integers(1, 40))
     n_cats = draw(st.integers(2, 6))
@@ -31,7 +31,7 @@ def full_tables(draw):  # type: ignore[no-untyped-def]
 
 
 @st.composite
-def reliability_matrices(draw):  # type: ignore[no-untyped-def]
+def reliability_matrices(draw):
     """Raters x units matrices of nominal values with missing answers (NaN)."""
     n_raters = draw(st.integers(2, 7))
     n_units = draw(st.integers(2, 30))
@@ -51,7 +51,7 @@ def _table_from_reliability(rel: np.ndarray) -> np.ndarray:
 
 @settings(max_examples=300, deadline=None)
 @given(full_tables())
-def test_fleiss_kappa_equals_statsmodels_on_random_tables(table):  # type: ignore[no-untyped-def]
+def test_fleiss_kappa_equals_statsmodels_on_random_tables(table):
     with np.errstate(invalid="ignore", divide="ignore"):
         reference = sm_fleiss_kappa(table, method="fleiss")
     assume(np.isfinite(reference))
@@ -60,7 +60,7 @@ def test_fleiss_kappa_equals_statsmodels_on_random_tables(table):  # type: ignor
 
 @settings(max_examples=100, deadline=None)
 @given(full_tables())
-def test_fleiss_kappa_is_undefined_exactly_where_statsmodels_gives_nan(table):  # type: ignore[no-untyped-def]
+def test_fleiss_kappa_is_undefined_exactly_where_statsmodels_gives_nan(table):
     with np.errstate(invalid="ignore", divide="ignore"):
         reference = sm_fleiss_kappa(table, method="fleiss")
     if np.isfinite(reference):
@@ -139,7 +139,7 @@ def test_winowhy_pairwise_of_a_four_to_one_reason_is_sixty_percent():
 
 @settings(max_examples=300, deadline=None)
 @given(reliability_matrices())
-def test_krippendorff_alpha_equals_the_krippendorff_package(rel):  # type: ignore[no-untyped-def]
+def test_krippendorff_alpha_equals_the_krippendorff_package(rel):
     table = _table_from_reliability(rel)
     pairable = table.sum(axis=1) >= 2
     assume(pairable.any())
@@ -312,7 +312,7 @@ def test_category_kappas_are_defined_or_none():
 @pytest.mark.parametrize(
     "table", [[[1, -1]], [[0.5, 1]], [1, 2, 3], [[np.nan, 1]]], ids=["negative", "fraction", "1d", "nan"]
 )
-def test_malformed_tables_are_a_clear_value_error(table):  # type: ignore[no-untyped-def]
+def test_malformed_tables_are_a_clear_value_error(table):
     with pytest.raises(ValueError, match="count table"):
         ag.fleiss_kappa(table)
 
@@ -341,7 +341,7 @@ def test_encode_maps_labels_to_codes_in_a_fixed_category_order():
 
 
 @st.composite
-def ragged_judgments(draw):  # type: ignore[no-untyped-def]
+def ragged_judgments(draw):
     """Items with 0..6 judgments each, by distinct raters from a pool of 6, 3 categories."""
     n_items = draw(st.integers(1, 25))
     rows = []
@@ -356,7 +356,7 @@ def ragged_judgments(draw):  # type: ignore[no-untyped-def]
 
 @settings(max_examples=200, deadline=None)
 @given(ragged_judgments())
-def test_pairwise_agreement_equals_brute_force_with_ragged_items(data):  # type: ignore[no-untyped-def]
+def test_pairwise_agreement_equals_brute_force_with_ragged_items(data):
     items, _, cats = data
     shares = []
     for item in np.unique(items):
@@ -374,7 +374,7 @@ def test_pairwise_agreement_equals_brute_force_with_ragged_items(data):  # type:
 
 @settings(max_examples=200, deadline=None)
 @given(ragged_judgments())
-def test_majority_agreement_equals_a_plain_loop(data):  # type: ignore[no-untyped-def]
+def test_majority_agreement_equals_a_plain_loop(data):
     items, raters, cats = data
     compared, agreed = np.zeros(6, int), np.zeros(6, int)
     for j in range(len(items)):
@@ -392,7 +392,7 @@ def test_majority_agreement_equals_a_plain_loop(data):  # type: ignore[no-untype
 
 @settings(max_examples=100, deadline=None)
 @given(ragged_judgments())
-def test_cohen_kappa_pairs_equal_sklearn_on_common_items(data):  # type: ignore[no-untyped-def]
+def test_cohen_kappa_pairs_equal_sklearn_on_common_items(data):
     items, raters, cats = data
     answer = {(int(i), int(r)): int(c) for i, r, c in zip(items, raters, cats, strict=True)}
     for p in ag.cohen_kappa_pairs(items, raters, cats, 3):
@@ -409,7 +409,7 @@ def test_cohen_kappa_pairs_equal_sklearn_on_common_items(data):  # type: ignore[
 
 @settings(max_examples=100, deadline=None)
 @given(full_tables())
-def test_category_kappa_equals_statsmodels_on_the_collapsed_table(table):  # type: ignore[no-untyped-def]
+def test_category_kappa_equals_statsmodels_on_the_collapsed_table(table):
     ours = ag.category_kappas(table)
     n = table.sum(axis=1)
     for j, kappa in enumerate(ours):

@@ -23,7 +23,7 @@ VOTES = [
 ]
 
 
-def test_summary_figures_equal_the_references(django_user_model):  # type: ignore[no-untyped-def]
+def test_summary_figures_equal_the_references(django_user_model):
     campaign = campaign_with_votes(django_user_model, "sw", "switchability", VOTES)
     s = campaign_agreement_summary(campaign=campaign)
     table = np.array([[v.count("switchable"), v.count("not_switchable")] for v in VOTES])
@@ -36,7 +36,7 @@ def test_summary_figures_equal_the_references(django_user_model):  # type: ignor
     json.dumps(s, allow_nan=False)  # JSON-ready, no NaN anywhere
 
 
-def test_summary_names_no_annotator_unless_asked(django_user_model):  # type: ignore[no-untyped-def]
+def test_summary_names_no_annotator_unless_asked(django_user_model):
     campaign = campaign_with_votes(django_user_model, "sw", "switchability", VOTES)
     anonymous = json.dumps(campaign_agreement_summary(campaign=campaign))
     assert "sw-rater" not in anonymous and "annotator 1" in anonymous
@@ -52,7 +52,7 @@ def test_summary_names_no_annotator_unless_asked(django_user_model):  # type: ig
     assert len(named["cohen_pairs"]) == 3
 
 
-def test_summary_of_a_campaign_without_judgments_is_undefined_not_nan(django_user_model):  # type: ignore[no-untyped-def]
+def test_summary_of_a_campaign_without_judgments_is_undefined_not_nan(django_user_model):
     campaign = Campaign.objects.create(name="empty", task="switchability", judgments_per_item=3)
     s = campaign_agreement_summary(campaign=campaign)
     assert s["judgments"] == 0
@@ -62,7 +62,7 @@ def test_summary_of_a_campaign_without_judgments_is_undefined_not_nan(django_use
     json.dumps(s, allow_nan=False)
 
 
-def test_unanimous_campaign_has_kappa_undefined_and_pairwise_one(django_user_model):  # type: ignore[no-untyped-def]
+def test_unanimous_campaign_has_kappa_undefined_and_pairwise_one(django_user_model):
     campaign = campaign_with_votes(django_user_model, "un", "switchability", [["switchable"] * 3] * 4)
     s = campaign_agreement_summary(campaign=campaign)
     assert s["figures"]["fleiss_kappa"]["value"] is None
@@ -71,13 +71,13 @@ def test_unanimous_campaign_has_kappa_undefined_and_pairwise_one(django_user_mod
     json.dumps(s, allow_nan=False)
 
 
-def test_free_text_campaign_has_no_agreement_figures(django_user_model):  # type: ignore[no-untyped-def]
+def test_free_text_campaign_has_no_agreement_figures(django_user_model):
     campaign = Campaign.objects.create(name="wr", task="reason_writing", judgments_per_item=5)
     s = campaign_agreement_summary(campaign=campaign)
     assert s["applicable"] is False and "free-text" in s["not_applicable"]
 
 
-def test_gold_accuracy_per_annotator(django_user_model):  # type: ignore[no-untyped-def]
+def test_gold_accuracy_per_annotator(django_user_model):
     campaign = campaign_with_votes(django_user_model, "sw", "switchability", VOTES)
     first = CampaignItem.objects.filter(campaign=campaign).order_by("id").first()
     assert first is not None
@@ -87,7 +87,7 @@ def test_gold_accuracy_per_annotator(django_user_model):  # type: ignore[no-unty
     assert s["figures"]["gold_accuracy"]["value"] == 1.0
 
 
-def test_chart_numbers_for_the_annotator_chart(django_user_model):  # type: ignore[no-untyped-def]
+def test_chart_numbers_for_the_annotator_chart(django_user_model):
     campaign = campaign_with_votes(django_user_model, "sw", "switchability", VOTES)
     chart = campaign_chart(campaign=campaign, chart="annotator-agreement", identities=True)
     assert chart["columns"][0] == "annotator"
@@ -97,7 +97,7 @@ def test_chart_numbers_for_the_annotator_chart(django_user_model):  # type: igno
         campaign_chart(campaign=campaign, chart="nope")
 
 
-def test_agreement_command_prints_figures_and_json(django_user_model, capsys):  # type: ignore[no-untyped-def]
+def test_agreement_command_prints_figures_and_json(django_user_model, capsys):
     campaign_with_votes(django_user_model, "sw", "switchability", VOTES)
     call_command("agreement", "sw")
     out = capsys.readouterr().out
@@ -111,7 +111,7 @@ def test_agreement_command_prints_figures_and_json(django_user_model, capsys):  
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_winowhy_votes_imported_and_measured_by_the_command(data_dir, capsys):  # type: ignore[no-untyped-def]
+def test_winowhy_votes_imported_and_measured_by_the_command(data_dir, capsys):
     """The whole WinoWhy data set: 4,095 reasons x 5 votes, through import_votes and agreement."""
     assert winowhy_reasons(data_dir) == 4095
     call_command(
@@ -142,7 +142,7 @@ def test_winowhy_votes_imported_and_measured_by_the_command(data_dir, capsys):  
     assert {r["knowledge_type"]: r["count"] for r in types["rows"]}["Object"] == 82
 
 
-def test_knowledge_type_chart_counts_majority_types_and_ties_for_each(django_user_model):  # type: ignore[no-untyped-def]
+def test_knowledge_type_chart_counts_majority_types_and_ties_for_each(django_user_model):
     votes = [
         ["Object", "Object", "Property"],
         ["Spatial", "Quantity", "Others"],  # a three-way tie: counted for each

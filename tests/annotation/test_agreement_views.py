@@ -21,7 +21,7 @@ VOTES = [
 
 
 @pytest.fixture
-def campaign(django_user_model):  # type: ignore[no-untyped-def]
+def campaign(django_user_model):
     return campaign_with_votes(django_user_model, "pl", "reason_plausibility", VOTES)
 
 
@@ -38,19 +38,19 @@ def _urls(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
-def test_only_curators_see_agreement_pages_and_downloads(client, campaign, role, request):  # type: ignore[no-untyped-def]
+def test_only_curators_see_agreement_pages_and_downloads(client, campaign, role, request):
     client.force_login(request.getfixturevalue(role))
     for url in _urls(campaign.name):
         assert client.get(url).status_code == 403, url
 
 
-def test_anonymous_visitors_are_sent_to_log_in(client, campaign):  # type: ignore[no-untyped-def]
+def test_anonymous_visitors_are_sent_to_log_in(client, campaign):
     for url in _urls(campaign.name):
         response = client.get(url)
         assert response.status_code == 302 and reverse("login") in response["Location"], url
 
 
-def test_curator_sees_figures_intervals_and_charts(client, curator, campaign):  # type: ignore[no-untyped-def]
+def test_curator_sees_figures_intervals_and_charts(client, curator, campaign):
     client.force_login(curator)
     for url in _urls(campaign.name):
         assert client.get(url).status_code == 200, url
@@ -62,7 +62,7 @@ def test_curator_sees_figures_intervals_and_charts(client, curator, campaign):  
     assert "pl-rater-1" in page  # curators see who annotated
 
 
-def test_summary_downloads_carry_the_same_figures(client, curator, campaign):  # type: ignore[no-untyped-def]
+def test_summary_downloads_carry_the_same_figures(client, curator, campaign):
     client.force_login(curator)
     data = json.loads(client.get(reverse("agreement:export", args=[campaign.name, "json"])).content)
     rows = list(
@@ -75,7 +75,7 @@ def test_summary_downloads_carry_the_same_figures(client, curator, campaign):  #
     assert float(kappa_row["ci_low"]) == pytest.approx(data["figures"]["fleiss_kappa"]["ci_low"])
 
 
-def test_chart_csv_and_json_have_the_same_rows(client, curator, campaign):  # type: ignore[no-untyped-def]
+def test_chart_csv_and_json_have_the_same_rows(client, curator, campaign):
     client.force_login(curator)
     args = [campaign.name, "annotator-agreement"]
     as_json = json.loads(client.get(reverse("agreement:chart-export", args=[*args, "json"])).content)
@@ -97,7 +97,7 @@ def test_chart_csv_and_json_have_the_same_rows(client, curator, campaign):  # ty
     assert [int(r["judgments"]) for r in as_csv] == [3, 3, 3, 3, 3]
 
 
-def test_unknown_campaign_chart_or_format_is_404(client, curator, campaign):  # type: ignore[no-untyped-def]
+def test_unknown_campaign_chart_or_format_is_404(client, curator, campaign):
     client.force_login(curator)
     assert client.get(reverse("agreement:detail", args=["nope"])).status_code == 404
     assert client.get(reverse("agreement:export", args=[campaign.name, "xml"])).status_code == 404
@@ -106,7 +106,7 @@ def test_unknown_campaign_chart_or_format_is_404(client, curator, campaign):  # 
     )
 
 
-def _page_with_an_annotator_named(username, client, curator, campaign, django_user_model) -> str:  # type: ignore[no-untyped-def]
+def _page_with_an_annotator_named(username, client, curator, campaign, django_user_model) -> str:
     """The campaign's agreement page, as the curator sees it, once ``username`` has answered."""
     evil = django_user_model.objects.create_user(username=username)
     item = CampaignItem.objects.filter(campaign=campaign).first()
@@ -116,13 +116,13 @@ def _page_with_an_annotator_named(username, client, curator, campaign, django_us
     return client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
 
 
-def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator, campaign, django_user_model):  # type: ignore[no-untyped-def]
+def test_crowd_text_in_names_is_escaped_in_the_page_and_the_svg(client, curator, campaign, django_user_model):
     page = _page_with_an_annotator_named("<b>x</b>", client, curator, campaign, django_user_model)
     assert "<b>x</b>" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
 
 
-def test_a_script_as_an_annotator_name_is_escaped_in_the_chart_and_kept_in_its_numbers(  # type: ignore[no-untyped-def]
+def test_a_script_as_an_annotator_name_is_escaped_in_the_chart_and_kept_in_its_numbers(
     client, curator, campaign, django_user_model
 ):
     evil = "<script>alert(1)</script>"
@@ -138,7 +138,7 @@ def test_a_script_as_an_annotator_name_is_escaped_in_the_chart_and_kept_in_its_n
     assert "<script>alert(1)</script>" in numbers.content.decode()  # a CSV download, as the data is
 
 
-def test_free_text_campaign_page_says_why_there_are_no_figures(client, curator, django_user_model):  # type: ignore[no-untyped-def]
+def test_free_text_campaign_page_says_why_there_are_no_figures(client, curator, django_user_model):
     from annotation.models import Campaign
 
     Campaign.objects.create(name="wr", task="reason_writing", judgments_per_item=5)

@@ -24,7 +24,7 @@ def _nothing_written() -> None:
     assert not get_user_model().objects.filter(username__startswith="import-").exists()
 
 
-def _small_winowhy(tmp_path, data_dir, questions=3):  # type: ignore[no-untyped-def]
+def _small_winowhy(tmp_path, data_dir, questions=3):
     data = json.loads((data_dir / "winowhy" / "winowhy.json").read_text(encoding="utf-8"))[:questions]
     path = tmp_path / "winowhy.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -35,7 +35,7 @@ def _small_winowhy(tmp_path, data_dir, questions=3):  # type: ignore[no-untyped-
 
 
 @pytest.mark.realdata
-def test_each_winowhy_score_becomes_five_anonymous_votes(tmp_path, data_dir):  # type: ignore[no-untyped-def]
+def test_each_winowhy_score_becomes_five_anonymous_votes(tmp_path, data_dir):
     winowhy_reasons(data_dir, questions=3)
     path, data = _small_winowhy(tmp_path, data_dir)
     result = votes_import(format="winowhy", path=path, campaign_name="ww-audit")
@@ -61,7 +61,7 @@ def test_each_winowhy_score_becomes_five_anonymous_votes(tmp_path, data_dir):  #
 
 
 @pytest.mark.realdata
-def test_winowhy_import_without_the_reasons_names_the_row_and_writes_nothing(tmp_path, data_dir):  # type: ignore[no-untyped-def]
+def test_winowhy_import_without_the_reasons_names_the_row_and_writes_nothing(tmp_path, data_dir):
     path, _ = _small_winowhy(tmp_path, data_dir)
     with pytest.raises(VotesImportError, match=r"winowhy.json, row 1, field 'reasons\[0\]': no Reason row"):
         votes_import(format="winowhy", path=path, campaign_name="ww")
@@ -69,7 +69,7 @@ def test_winowhy_import_without_the_reasons_names_the_row_and_writes_nothing(tmp
 
 
 @pytest.mark.realdata
-def test_winowhy_score_that_is_not_a_fifth_is_refused(tmp_path, data_dir):  # type: ignore[no-untyped-def]
+def test_winowhy_score_that_is_not_a_fifth_is_refused(tmp_path, data_dir):
     winowhy_reasons(data_dir, questions=3)
     path, data = _small_winowhy(tmp_path, data_dir)
     data[2]["reasons"][4][2] = 0.55
@@ -82,7 +82,7 @@ def test_winowhy_score_that_is_not_a_fifth_is_refused(tmp_path, data_dir):  # ty
 
 
 @pytest.mark.realdata
-def test_winowhy_score_disagreeing_with_the_stored_reason_is_refused(tmp_path, data_dir):  # type: ignore[no-untyped-def]
+def test_winowhy_score_disagreeing_with_the_stored_reason_is_refused(tmp_path, data_dir):
     winowhy_reasons(data_dir, questions=3)
     path, data = _small_winowhy(tmp_path, data_dir)
     data[1]["reasons"][0][2] = 0.0 if data[1]["reasons"][0][2] else 1.0
@@ -94,7 +94,7 @@ def test_winowhy_score_disagreeing_with_the_stored_reason_is_refused(tmp_path, d
     _nothing_written()
 
 
-def test_winowhy_file_that_is_not_json_is_refused(tmp_path):  # type: ignore[no-untyped-def]
+def test_winowhy_file_that_is_not_json_is_refused(tmp_path):
     path = tmp_path / "winowhy.json"
     path.write_text("not json", encoding="utf-8")
     with pytest.raises(VotesImportError, match="winowhy.json: not a WinoWhy JSON file"):
@@ -106,7 +106,7 @@ def test_winowhy_file_that_is_not_json_is_refused(tmp_path):  # type: ignore[no-
 
 
 @pytest.fixture
-def two_schemas(db):  # type: ignore[no-untyped-def]
+def two_schemas(db):
     common = {
         "source_file": "t",
         "source_row": 1,
@@ -126,7 +126,7 @@ def two_schemas(db):  # type: ignore[no-untyped-def]
     return s0, s1
 
 
-def _jsonl(tmp_path, rows):  # type: ignore[no-untyped-def]
+def _jsonl(tmp_path, rows):
     path = tmp_path / "votes.jsonl"
     path.write_text(
         "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8"
@@ -134,7 +134,7 @@ def _jsonl(tmp_path, rows):  # type: ignore[no-untyped-def]
     return path
 
 
-def test_jsonl_votes_become_judgments_with_counts_kept_right(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_jsonl_votes_become_judgments_with_counts_kept_right(tmp_path, two_schemas):
     rows = [
         {"item": "schema:wsc273/0", "annotator": "ann", "answer": "switchable"},
         {"item": "schema:wsc273/0", "annotator": "bob", "answer": "switchable"},
@@ -158,7 +158,7 @@ def test_jsonl_votes_become_judgments_with_counts_kept_right(tmp_path, two_schem
     }
 
 
-def test_jsonl_reason_items_by_natural_key(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_jsonl_reason_items_by_natural_key(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [{"item": "reason:wsc273/0/0", "annotator": "a", "answer": "plausible"}])
     result = votes_import(format="jsonl", path=path, campaign_name="pl", task="reason_plausibility")
     item = CampaignItem.objects.get(campaign=result.campaign)
@@ -213,7 +213,7 @@ def test_jsonl_reason_items_by_natural_key(tmp_path, two_schemas):  # type: igno
         "extra-field",
     ],
 )
-def test_bad_jsonl_row_is_named_and_nothing_is_written(tmp_path, two_schemas, row, message):  # type: ignore[no-untyped-def]
+def test_bad_jsonl_row_is_named_and_nothing_is_written(tmp_path, two_schemas, row, message):
     first = {"item": "schema:wsc273/0", "annotator": "ann", "answer": "switchable"}
     path = _jsonl(tmp_path, [first, row])
     with pytest.raises(VotesImportError, match=message):
@@ -221,14 +221,14 @@ def test_bad_jsonl_row_is_named_and_nothing_is_written(tmp_path, two_schemas, ro
     _nothing_written()
 
 
-def test_command_reports_bad_input_as_a_command_error(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_command_reports_bad_input_as_a_command_error(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [{"item": "schema:wsc273/0", "annotator": "a", "answer": "no"}])
     with pytest.raises(CommandError, match="row 1, field 'answer'.*nothing was imported"):
         call_command("import_votes", "jsonl", str(path), "--campaign", "sw", "--task", "switchability")
     _nothing_written()
 
 
-def test_jsonl_needs_a_task_for_a_new_campaign_and_refuses_free_text(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_jsonl_needs_a_task_for_a_new_campaign_and_refuses_free_text(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [{"item": "schema:wsc273/0", "annotator": "a", "answer": "switchable"}])
     with pytest.raises(VotesImportError, match="needs the task"):
         votes_import(format="jsonl", path=path, campaign_name="sw")
@@ -237,7 +237,7 @@ def test_jsonl_needs_a_task_for_a_new_campaign_and_refuses_free_text(tmp_path, t
     _nothing_written()
 
 
-def test_empty_file_and_missing_file_are_refused(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_empty_file_and_missing_file_are_refused(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [""])
     with pytest.raises(VotesImportError, match="votes.jsonl: no votes in the file"):
         votes_import(format="jsonl", path=path, campaign_name="sw", task="switchability")
@@ -246,7 +246,7 @@ def test_empty_file_and_missing_file_are_refused(tmp_path, two_schemas):  # type
     _nothing_written()
 
 
-def test_a_campaign_that_already_has_items_is_not_imported_into(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_a_campaign_that_already_has_items_is_not_imported_into(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [{"item": "schema:wsc273/0", "annotator": "a", "answer": "switchable"}])
     votes_import(format="jsonl", path=path, campaign_name="sw", task="switchability")
     with pytest.raises(VotesImportError, match="already has items"):
@@ -254,7 +254,7 @@ def test_a_campaign_that_already_has_items_is_not_imported_into(tmp_path, two_sc
     assert Judgment.objects.count() == 1
 
 
-def test_an_empty_existing_campaign_is_used_and_marked_imported(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_an_empty_existing_campaign_is_used_and_marked_imported(tmp_path, two_schemas):
     Campaign.objects.create(name="sw", task="switchability", judgments_per_item=3)
     path = _jsonl(tmp_path, [{"item": "schema:wsc273/0", "annotator": "a", "answer": "switchable"}])
     with pytest.raises(VotesImportError, match="is a switchability campaign, not associativity"):
@@ -263,7 +263,7 @@ def test_an_empty_existing_campaign_is_used_and_marked_imported(tmp_path, two_sc
     assert Campaign.objects.get(name="sw").imported
 
 
-def test_unknown_format_and_bad_campaign_name_are_refused(tmp_path):  # type: ignore[no-untyped-def]
+def test_unknown_format_and_bad_campaign_name_are_refused(tmp_path):
     with pytest.raises(VotesImportError, match="unknown format 'csv'"):
         votes_import(format="csv", path=tmp_path / "x", campaign_name="sw")
     with pytest.raises(VotesImportError, match="must be a slug"):
@@ -271,7 +271,7 @@ def test_unknown_format_and_bad_campaign_name_are_refused(tmp_path):  # type: ig
     _nothing_written()
 
 
-def test_votes_go_through_judgment_import_so_k_of_an_existing_campaign_holds(tmp_path, two_schemas):  # type: ignore[no-untyped-def]
+def test_votes_go_through_judgment_import_so_k_of_an_existing_campaign_holds(tmp_path, two_schemas):
     Campaign.objects.create(name="sw", task="switchability", judgments_per_item=1)
     rows = [
         {"item": "schema:wsc273/0", "annotator": "ann", "answer": "switchable"},

@@ -14,9 +14,7 @@ VOTES = [
 ]
 
 
-def test_curator_finds_figures_and_charts_on_the_agreement_page(  # type: ignore[no-untyped-def]
-    page, curator, django_user_model
-):
+def test_curator_finds_figures_and_charts_on_the_agreement_page(page, curator, django_user_model):
     campaign = campaign_with_votes(django_user_model, "browser-pl", "reason_plausibility", VOTES)
     page.goto(f"/annotation/campaigns/{campaign.name}/agreement/")
     # not logged in: the login page, which brings us back afterwards (so not the login

@@ -77,7 +77,7 @@ def test_lines_may_come_from_text_an_open_file_or_a_list(tmp_path):
 
 def test_a_str_is_refused_since_it_could_be_a_path_or_the_text():
     with pytest.raises(TypeError):
-        list(read_jsonl('{"a": 1}'))  # type: ignore[call-overload]
+        list(read_jsonl('{"a": 1}'))
 
 
 def test_a_byte_order_mark_is_ignored_and_bad_bytes_name_their_row(tmp_path):

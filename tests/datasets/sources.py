@@ -75,7 +75,7 @@ def trichelair_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return switched, associative
 
 
-def write_trichelair(folder: Path, switched=None, associative=None) -> Path:  # type: ignore[no-untyped-def]
+def write_trichelair(folder: Path, switched=None, associative=None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     s, a = trichelair_rows()
     write_json(folder / "WSC_switched_label.json", switched if switched is not None else s)

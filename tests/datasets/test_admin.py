@@ -35,7 +35,7 @@ def make_rows(n: int) -> None:
         ImportBatch.objects.create(format="comve", files=[{"name": f"f{i}.csv"}])
 
 
-def queries_for(client, url: str) -> int:  # type: ignore[no-untyped-def]
+def queries_for(client, url: str) -> int:
     with CaptureQueriesContext(connection) as ctx:
         response = client.get(url)
     assert response.status_code == 200
@@ -90,7 +90,7 @@ def test_import_batches_cannot_be_added_by_hand(admin_client):
     assert admin_client.get("/admin/datasets/importbatch/add/").status_code == 403
 
 
-def test_release_parts_are_shown_to_curators_but_never_written_in_the_admin(rf, curator):  # type: ignore[no-untyped-def]
+def test_release_parts_are_shown_to_curators_but_never_written_in_the_admin(rf, curator):
     # a curator who also holds every model permission: only the admin classes say no
     curator.is_superuser = curator.is_staff = True
     curator.save()

@@ -23,7 +23,7 @@ def items() -> dict[str, int]:
     dev = ComVEItemFactory(split="dev")
     ComVEItemFactory(split="train")
     ComVEItemFactory(dataset="senmaking", split="pilot", has_c=False)
-    return {"schema": a.pk, "reason": a.reasons.first().pk, "comve": dev.pk}  # type: ignore[union-attr]
+    return {"schema": a.pk, "reason": a.reasons.first().pk, "comve": dev.pk}
 
 
 def endpoints(ids: dict[str, int]) -> list[str]:

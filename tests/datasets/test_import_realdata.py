@@ -14,7 +14,7 @@ from datasets.services import dataset_import
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 
 
-def import_winowhy(data_dir: Path):  # type: ignore[no-untyped-def]
+def import_winowhy(data_dir: Path):
     return dataset_import(
         format="winowhy",
         paths=[data_dir / "winowhy" / "winowhy.json"],

@@ -49,7 +49,7 @@ def test_twins_are_linked_both_ways(tmp_path: Path):
 
 
 def test_twin_pairing_prefers_most_pairs_then_shared_text():
-    def q(key: str, answer: str, before: str, cands=("Ann", "Bo")) -> TwinCandidate:  # type: ignore[no-untyped-def]
+    def q(key: str, answer: str, before: str, cands=("Ann", "Bo")) -> TwinCandidate:
         return TwinCandidate(key=key, answer=answer, candidates=cands, text_before=before, text_after="x")
 
     # a triple: 1-2 share the text before the pronoun, so they are the pair
@@ -152,7 +152,7 @@ def test_comve_answers_may_come_in_any_order(tmp_path: Path):
     assert ComVEItem.objects.get(external_id="10").false_index == 0
 
 
-def test_import_records_who_and_which_files(tmp_path: Path, curator):  # type: ignore[no-untyped-def]
+def test_import_records_who_and_which_files(tmp_path: Path, curator):
     result = dataset_import(format="senmaking", paths=[sources.write_senmaking(tmp_path)], user=curator)
     batch = ImportBatch.objects.get(pk=result.batch.pk)
     assert batch.created_by == curator

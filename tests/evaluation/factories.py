@@ -164,7 +164,7 @@ def _write(
     return folder
 
 
-def write_wsc_release(folder: Path, *, name: str = "wsc-mini", version: str = "1.0.0", rows=None) -> Path:  # type: ignore[no-untyped-def]
+def write_wsc_release(folder: Path, *, name: str = "wsc-mini", version: str = "1.0.0", rows=None) -> Path:
     return _write(folder, name, version, "wsc", {"wsc.jsonl": rows if rows is not None else WSC_ROWS})
 
 

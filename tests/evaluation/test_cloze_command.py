@@ -58,7 +58,7 @@ def _read_jsonl(path):
     return [row for _, row in read_jsonl(path)]
 
 
-def _cloze(split, model, out, **options):  # type: ignore[no-untyped-def]
+def _cloze(split, model, out, **options):
     """Run the command with k = 3 and return its results.json."""
     call_command("cloze", release=str(split), model=str(model), k=3, out=str(out), verbosity=0, **options)
     return json.loads((out / "results.json").read_text())
@@ -368,7 +368,7 @@ def test_runs_of_different_settings_are_not_combined(masked_path, split, tmp_pat
 @pytest.mark.django_db
 def test_a_model_given_by_a_relative_path_is_recorded_resolved_and_combines(
     masked_path, split, tmp_path, monkeypatch
-):  # type: ignore[no-untyped-def]
+):
     monkeypatch.chdir(masked_path.parent)
     for out, model in (("a", masked_path.name), ("b", str(masked_path))):
         call_command(

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo_releases(settings, tmp_path):  # type: ignore[no-untyped-def]
+def demo_releases(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # the order of `./winnow up`

@@ -94,7 +94,7 @@ def smollm2() -> LoadedModel:
 
 def test_partial_and_full_requests_of_one_sentence_in_one_call_stay_apart(
     tiny_causal, data_dir: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Winnow computes a sentence once for its partial and full requests and sums each
     over its own tokens. (lm-eval 0.4.13's one-token logits cache mixes such requests up
     when they share a call, so HFLM gets them in two calls, as two tasks would send them.)"""

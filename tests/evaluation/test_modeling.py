@@ -18,7 +18,7 @@ tiny_causal = tiny_models.tiny_causal
 tiny_masked = tiny_models.tiny_masked
 
 
-def test_a_causal_folder_loads_with_its_start_token_recorded(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_a_causal_folder_loads_with_its_start_token_recorded(tiny_causal) -> None:
     assert tiny_causal.kind == "causal"
     settings = tiny_causal.settings
     assert settings["format"] == "hf"
@@ -32,7 +32,7 @@ def test_a_causal_folder_loads_with_its_start_token_recorded(tiny_causal) -> Non
     assert not tiny_causal.model.training
 
 
-def test_a_masked_folder_loads_as_a_masked_lm(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_a_masked_folder_loads_as_a_masked_lm(tiny_masked) -> None:
     assert tiny_masked.kind == "masked"
     assert tiny_masked.start_token_id is None
     assert tiny_masked.settings["architecture"] == "BertForMaskedLM"
@@ -50,7 +50,7 @@ def test_start_token_can_be_chosen_and_threads_are_set(tiny_causal_path: Path) -
         load_model(tiny_causal_path, threads=1, start_token=10**6)
 
 
-def test_the_same_folder_gives_the_same_fingerprint(tiny_causal_path: Path, tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_the_same_folder_gives_the_same_fingerprint(tiny_causal_path: Path, tiny_causal) -> None:
     again = load_model(tiny_causal_path, threads=1)
     assert again.settings["sha256"] == tiny_causal.settings["sha256"]
 
@@ -82,7 +82,7 @@ def test_a_folder_of_an_unknown_kind_is_refused(tmp_path: Path) -> None:
         load_model(tmp_path)
 
 
-def test_the_hflm_tokenizer_copy_adds_the_start_token(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_the_hflm_tokenizer_copy_adds_the_start_token(tiny_causal) -> None:
     tok = tokenizer_adding_start_token(tiny_causal)
     text = "The fish ate the worm."
     assert tok.encode(text) == [tiny_causal.start_token_id, *tiny_causal.encode(text)]

@@ -84,7 +84,7 @@ REQUESTS = [
 ]
 
 
-def naive_loglikelihood(model, context: str, continuation: str) -> tuple[float, bool]:  # type: ignore[no-untyped-def]
+def naive_loglikelihood(model, context: str, continuation: str) -> tuple[float, bool]:
     """One sequence, the model's full logits, a full log-softmax: the textbook computation."""
     ctx, cont = encode_pair(model, context, continuation)
     ids = torch.tensor([ctx + cont])
@@ -96,7 +96,7 @@ def naive_loglikelihood(model, context: str, continuation: str) -> tuple[float, 
     return total, greedy
 
 
-def naive_pll(model, ids: list[int], positions: list[int]) -> float:  # type: ignore[no-untyped-def]
+def naive_pll(model, ids: list[int], positions: list[int]) -> float:
     total = 0.0
     for pos in positions:
         masked = list(ids)
@@ -145,7 +145,7 @@ def test_packed_rows_give_the_numbers_of_padded_batches(
     calls: list[int] = []
     original = causal._run_chunk_packed
 
-    def spy(chunk, *args):  # type: ignore[no-untyped-def]
+    def spy(chunk, *args):
         calls.append(len(chunk))
         return original(chunk, *args)
 
@@ -174,7 +174,7 @@ def test_split_by_length_pays_for_a_call_only_when_the_padding_saved_is_worth_mo
 
 def test_suffixes_split_into_several_calls_give_the_same_numbers(
     tiny_causal, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from evaluation.scorers import causal
 
     shared = "The city councilmen refused the demonstrators a permit because"
@@ -188,7 +188,7 @@ def test_suffixes_split_into_several_calls_give_the_same_numbers(
     calls: list[int] = []
     original = causal._split_by_length
 
-    def spy(lengths, cost):  # type: ignore[no-untyped-def]
+    def spy(lengths, cost):
         runs = original(lengths, 0)  # every distinct length in its own call
         calls.append(len(runs))
         return runs
@@ -202,7 +202,7 @@ def test_suffixes_split_into_several_calls_give_the_same_numbers(
         assert ga == gb
 
 
-def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_causal) -> None:
     ctx, _ = encode_pair(tiny_causal, "The trophy doesn't fit", " into")
     with torch.no_grad():
         logits = tiny_causal.model(torch.tensor([ctx])).logits[0, -1]
@@ -216,7 +216,7 @@ def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_caus
     assert lp_best > lp_worst
 
 
-def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None:  # type: ignore[no-untyped-def]
+def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None:
     tok = tiny_causal.tokenizer
     assert tiny_causal.start_token_id == tok.convert_tokens_to_ids("<s>")
     ctx, cont = encode_pair(tiny_causal, "", "The fish")
@@ -228,14 +228,14 @@ def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None: 
     assert tiny_gpt2.settings["start_token_source"] == "eos"
 
 
-def test_empty_continuation_and_masked_model_are_refused(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_empty_continuation_and_masked_model_are_refused(tiny_causal, tiny_masked) -> None:
     with pytest.raises(ScoringError, match="request 1"):
         loglikelihood(tiny_causal, [("a", " b"), ("a", "")])
     with pytest.raises(ScoringError, match="causal"):
         loglikelihood(tiny_masked, [("a", " b")])
 
 
-def test_progress_reports_every_request_once_and_ends_at_the_total(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_progress_reports_every_request_once_and_ends_at_the_total(tiny_causal) -> None:
     calls: list[tuple[int, int]] = []
     loglikelihood(tiny_causal, REQUESTS, batch_size=2, progress=lambda d, t: calls.append((d, t)))
     assert calls[-1] == (len(REQUESTS), len(REQUESTS))
@@ -258,7 +258,7 @@ def test_substitution_follows_lm_eval_wsc273_rules() -> None:
     assert start.sentence == "The man left."
 
 
-def test_full_scores_are_log_probabilities_of_the_whole_substituted_sentence(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_full_scores_are_log_probabilities_of_the_whole_substituted_sentence(tiny_causal) -> None:
     scores = score_wsc(tiny_causal, ITEMS, "full", batch_size=8)
     assert [(s.id, s.variant) for s in scores] == [
         ("q0", "original"),
@@ -280,7 +280,7 @@ def test_full_scores_are_log_probabilities_of_the_whole_substituted_sentence(tin
     assert switched.answer == 1 - ITEMS[0].answer
 
 
-def test_partial_scores_the_same_continuation_after_each_candidate(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_partial_scores_the_same_continuation_after_each_candidate(tiny_causal) -> None:
     scores = score_wsc(tiny_causal, ITEMS, "partial", batch_size=3)
     for score in scores:
         item = next(i for i in ITEMS if i.id == score.id)
@@ -295,7 +295,7 @@ def test_partial_scores_the_same_continuation_after_each_candidate(tiny_causal) 
         assert score.scores[0] > full_ref  # fewer tokens scored than the full sentence
 
 
-def test_pll_equals_masking_each_token_in_turn(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_pll_equals_masking_each_token_in_turn(tiny_masked) -> None:
     texts = [
         "The fish ate the worm.",
         "The trophy doesn't fit into the brown suitcase.",
@@ -310,7 +310,7 @@ def test_pll_equals_masking_each_token_in_turn(tiny_masked) -> None:  # type: ig
     assert pseudo_log_likelihood(tiny_masked, texts, batch_size=1) == pytest.approx(got, abs=1e-4)
 
 
-def test_pll_of_a_continuation_masks_only_its_tokens(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_pll_of_a_continuation_masks_only_its_tokens(tiny_masked) -> None:
     got = pseudo_log_likelihood_spans(tiny_masked, [("The fish ate", " the worm.")])
     ids = tiny_masked.tokenizer("The fish ate the worm.")["input_ids"]
     n_context = len(tiny_masked.tokenizer("The fish ate", add_special_tokens=False)["input_ids"])
@@ -318,14 +318,14 @@ def test_pll_of_a_continuation_masks_only_its_tokens(tiny_masked) -> None:  # ty
     assert got[0] == pytest.approx(naive_pll(tiny_masked, ids, positions), abs=1e-4)
 
 
-def test_wsc_pll_scores_whole_sentences(tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_wsc_pll_scores_whole_sentences(tiny_masked) -> None:
     scores = score_wsc(tiny_masked, ITEMS[:2], "pll")
     sentences = [substitute(ITEMS[0].text, c).sentence for c in ITEMS[0].candidates]
     # abs=1e-4 as elsewhere here: float32 sums differ in the last bits with the batch's make-up
     assert scores[0].scores == pytest.approx(tuple(pseudo_log_likelihood(tiny_masked, sentences)), abs=1e-4)
 
 
-def test_methods_refuse_the_wrong_kind_of_model(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_methods_refuse_the_wrong_kind_of_model(tiny_causal, tiny_masked) -> None:
     with pytest.raises(ScoringError, match="masked"):
         score_wsc(tiny_causal, ITEMS, "pll")
     with pytest.raises(ScoringError, match="causal"):
@@ -347,7 +347,7 @@ def test_bad_items_are_named() -> None:
 # -- texts and continuations -------------------------------------------------------------
 
 
-def test_score_texts_is_the_log_probability_after_the_start_token(tiny_causal, tiny_masked) -> None:  # type: ignore[no-untyped-def]
+def test_score_texts_is_the_log_probability_after_the_start_token(tiny_causal, tiny_masked) -> None:
     texts = ["The fish ate the worm.", "The worm ate the fish."]
     got = score_texts(tiny_causal, texts)
     assert got == pytest.approx([naive_loglikelihood(tiny_causal, "", t)[0] for t in texts], abs=1e-4)
@@ -356,7 +356,7 @@ def test_score_texts_is_the_log_probability_after_the_start_token(tiny_causal, t
         score_texts(tiny_causal, texts, method="random")
 
 
-def test_score_continuations_conditions_on_the_context(tiny_causal) -> None:  # type: ignore[no-untyped-def]
+def test_score_continuations_conditions_on_the_context(tiny_causal) -> None:
     pairs = [("The fish ate the worm.", " It was tasty."), ("The fish ate the worm.", " It was hungry.")]
     got = score_continuations(tiny_causal, pairs)
     assert got == pytest.approx([naive_loglikelihood(tiny_causal, c, x)[0] for c, x in pairs], abs=1e-4)

@@ -10,7 +10,7 @@ from tests.releases.factories import create_release, make_schemas, published_rel
 pytestmark = pytest.mark.django_db
 
 
-def _run(**kwargs) -> EvaluationRun:  # type: ignore[no-untyped-def]
+def _run(**kwargs) -> EvaluationRun:
     return evaluation_run(run=evaluation_run_create(**kwargs))
 
 
@@ -311,7 +311,7 @@ def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
 def test_an_interrupted_run_is_marked_failed_not_left_running(tmp_path, monkeypatch):
     import evaluation.services as services
 
-    def interrupted(**kwargs):  # type: ignore[no-untyped-def]
+    def interrupted(**kwargs):
         raise SystemExit("terminated by signal 15")
 
     monkeypatch.setattr(services, "_evaluate_wsc", interrupted)

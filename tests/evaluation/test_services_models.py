@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def tiny_causal(tmp_path_factory):  # type: ignore[no-untyped-def]
+def tiny_causal(tmp_path_factory):
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -52,7 +52,7 @@ def tiny_causal(tmp_path_factory):  # type: ignore[no-untyped-def]
     return folder
 
 
-def _lines(run):  # type: ignore[no-untyped-def]
+def _lines(run):
     return [json.loads(line) for line in run.predictions_file.read_text().splitlines()]
 
 
@@ -169,7 +169,7 @@ def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reas
 
 
 @pytest.fixture(scope="module")
-def tiny_masked_folder(tmp_path_factory):  # type: ignore[no-untyped-def]
+def tiny_masked_folder(tmp_path_factory):
     from tests.evaluation.tiny_models import build_tiny_masked  # the model side's builder
 
     return build_tiny_masked(tmp_path_factory.mktemp("tiny-bert"))
@@ -230,7 +230,7 @@ def test_generated_text_is_cut_to_its_first_sentence_on_one_line():
     assert tidy_explanation("  no   end  ") == "no end"
 
 
-def test_the_thread_count_asked_for_is_used_and_recorded(tmp_path, tiny_causal):  # type: ignore[no-untyped-def]
+def test_the_thread_count_asked_for_is_used_and_recorded(tmp_path, tiny_causal):
     import torch
 
     before = torch.get_num_threads()
@@ -250,10 +250,10 @@ def test_the_thread_count_asked_for_is_used_and_recorded(tmp_path, tiny_causal):
         evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal), threads=0)
 
 
-def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_path, tiny_causal):  # type: ignore[no-untyped-def]
+def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_path, tiny_causal):
     release = write_wsc_release(tmp_path / "r")
 
-    def run(start_token):  # type: ignore[no-untyped-def]
+    def run(start_token):
         return evaluation_run(
             run=evaluation_run_create(
                 release=str(release), method="full", model_path=str(tiny_causal), start_token=start_token

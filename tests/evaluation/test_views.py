@@ -26,7 +26,7 @@ def two_runs(tmp_path, release, settings):
     return first, majority
 
 
-def _urls(runs) -> list[str]:  # type: ignore[no-untyped-def]
+def _urls(runs) -> list[str]:
     a, b = runs
     return [
         reverse("evaluation:run-list"),

@@ -35,7 +35,7 @@ SENTENCES = [
 ]
 
 
-def _train_bpe(special: list[str], vocab_size: int = 400, sentences: list[str] | None = None):  # type: ignore[no-untyped-def]
+def _train_bpe(special: list[str], vocab_size: int = 400, sentences: list[str] | None = None):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
@@ -192,21 +192,21 @@ def tiny_masked_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_causal(tiny_causal_path: Path):  # type: ignore[no-untyped-def]
+def tiny_causal(tiny_causal_path: Path):
     from evaluation.modeling import load_model
 
     return load_model(tiny_causal_path, threads=1)
 
 
 @pytest.fixture(scope="session")
-def tiny_gpt2(tiny_gpt2_path: Path):  # type: ignore[no-untyped-def]
+def tiny_gpt2(tiny_gpt2_path: Path):
     from evaluation.modeling import load_model
 
     return load_model(tiny_gpt2_path, threads=1)
 
 
 @pytest.fixture(scope="session")
-def tiny_masked(tiny_masked_path: Path):  # type: ignore[no-untyped-def]
+def tiny_masked(tiny_masked_path: Path):
     from evaluation.modeling import load_model
 
     return load_model(tiny_masked_path, threads=1)

@@ -16,7 +16,7 @@ PAYLOAD = {
 }
 
 
-def _entry(key, **changes):  # type: ignore[no-untyped-def]
+def _entry(key, **changes):
     payload = {**PAYLOAD, **changes}
     from releases.exports import payload_digest
 

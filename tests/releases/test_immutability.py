@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def release(settings, tmp_path, curator, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+def release(settings, tmp_path, curator, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path / "media"
     make_schemas(6)
     return published_release(django_capture_on_commit_callbacks, user=curator, changelog="First.")
@@ -35,7 +35,7 @@ def state(release: Release) -> dict:
 
 
 @pytest.fixture
-def staff_curator(curator):  # type: ignore[no-untyped-def]
+def staff_curator(curator):
     curator.is_staff = True
     curator.save()
     return curator
@@ -225,7 +225,7 @@ def test_private_update_path_is_caught_by_the_database(release):
     with pytest.raises(DatabaseError), transaction.atomic():
         Release.objects.filter(pk=release.pk)._update(
             [(Release._meta.get_field("changelog"), None, "sneaky")]
-        )  # type: ignore[attr-defined]
+        )
     assert state(release) == before
 
 
@@ -280,7 +280,7 @@ def test_a_tampered_file_is_refused_for_download_and_cannot_be_rebuilt_in_place(
     assert Release.objects.get(pk=release.pk).build_status == BuildStatus.DONE
 
 
-def test_a_refused_download_is_logged_as_an_error_and_answered_as_a_page(client, researcher, release, caplog):  # type: ignore[no-untyped-def]
+def test_a_refused_download_is_logged_as_an_error_and_answered_as_a_page(client, researcher, release, caplog):
     path: Path = services.release_folder(release) / "wsc.jsonl"
     path.chmod(0o644)
     path.write_bytes(b"tampered\n")

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def release(settings, tmp_path, curator, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+def release(settings, tmp_path, curator, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path / "media"
     make_schemas(4)
     return published_release(

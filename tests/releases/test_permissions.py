@@ -13,13 +13,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def draft(settings, tmp_path, curator, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+def draft(settings, tmp_path, curator, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path / "media"
     make_schemas(4)
     return create_release(django_capture_on_commit_callbacks, user=curator, name="wsc-draft")
 
 
-def _row(release):  # type: ignore[no-untyped-def]
+def _row(release):
     return Release.objects.filter(pk=release.pk).values().get()
 
 
@@ -91,7 +91,7 @@ def test_admin_approve_shows_a_confirmation_with_diff_and_agreement_then_approve
     assert published.published_by == curator and published.approved_by == curator
 
 
-def _urls(release):  # type: ignore[no-untyped-def]
+def _urls(release):
     args = [release.name, release.version]
     return [
         reverse("releases:release-detail", args=args),

@@ -23,7 +23,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 @pytest.fixture
-def published(data_dir, curator, settings, tmp_path, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+def published(data_dir, curator, settings, tmp_path, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path / "media"
     import_real_data(data_dir)
     releases = {}

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _media(settings, tmp_path):  # type: ignore[no-untyped-def]
+def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
@@ -199,7 +199,7 @@ def test_a_broker_that_cannot_take_the_build_leaves_a_note_instead_of_failing(
 ):
     from releases.tasks import release_build_task
 
-    def broker_down(**kwargs):  # type: ignore[no-untyped-def]
+    def broker_down(**kwargs):
         raise OSError("No such file or directory: 'var/celery/queue'")
 
     monkeypatch.setattr(release_build_task, "delay", broker_down)

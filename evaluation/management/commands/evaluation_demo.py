@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 if method in model_methods and opts["queue"]:
                     from evaluation.tasks import evaluation_run_task
 
-                    evaluation_run_task.delay(run_id=run.pk)  # type: ignore[attr-defined]
+                    evaluation_run_task.delay(run_id=run.pk)
                     self.stdout.write(f"{release} {method}: run #{run.pk} queued for the worker")
                     continue
                 try:
