@@ -1,6 +1,8 @@
 """Who may do what to a release. Roles come from config/roles.py."""
 
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from core.roles import Actor, user_is_curator, user_roles
 from releases.models import Release, ReleaseStatus
@@ -37,5 +39,5 @@ def user_can_change_release(*, user: Actor, release: Release) -> bool:
 class HasAnyRole(BasePermission):
     """Published releases are for anyone with a role (researchers above all)."""
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(user_roles(request.user))

@@ -9,6 +9,7 @@ import logging
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +234,7 @@ def _queue_build_on_commit(release_id: int, *, force: bool = False) -> None:
     transaction.on_commit(send)
 
 
-def _entries(release: Release):
+def _entries(release: Release) -> Iterator[tuple[str, str, Any]]:
     rows = (
         ReleaseItem.objects.filter(release=release)
         .order_by("position")
@@ -253,7 +254,7 @@ def release_diff_compute(*, release: Release, previous: Release | None) -> dict[
     )
 
 
-def release_payloads(release: Release):
+def release_payloads(release: Release) -> Iterator[Any]:
     """The frozen payloads in release order, streamed."""
     rows = ReleaseItem.objects.filter(release=release).order_by("position").values_list("payload", flat=True)
     return rows.iterator(chunk_size=BATCH)
