@@ -198,13 +198,13 @@ def _apply(obj: Model, values: dict[str, Any]) -> None:
         setattr(obj, name, value)
 
 
-def _refresh(obj: Model, values: dict[str, Any], batch: ImportBatch) -> str:
+def _refresh(obj: Schema | Reason | ComVEItem, values: dict[str, Any], batch: ImportBatch) -> str:
     """Bring an existing row to the file's values and batch; returns what ``_compare`` said
     (the row must be saved unless 'unchanged')."""
     status = _compare(obj, values)
     if status != "unchanged":
         _apply(obj, values)
-        obj.import_batch = batch  # type: ignore[attr-defined]
+        obj.import_batch = batch
     return status
 
 
@@ -349,7 +349,8 @@ _NORM_RE = re.compile(r"[^a-z0-9]+")
 def text_key(before: str, pronoun: str, after: str) -> tuple[str, str, str]:
     """How a sentence is matched to a schema: case, whitespace and punctuation ignored,
     but the pronoun's position kept (two WSC questions differ only in it)."""
-    return tuple(_NORM_RE.sub(" ", part.lower()).strip() for part in (before, pronoun, after))  # type: ignore[return-value]
+    before, pronoun, after = (_NORM_RE.sub(" ", part.lower()).strip() for part in (before, pronoun, after))
+    return before, pronoun, after
 
 
 def _write_trichelair(

@@ -241,8 +241,9 @@ def split_switched(text: str, pronoun: str, where: str) -> WscText:
 def _switched(row: dict[str, Any], text: str, pronoun: str, where: str) -> WscText:
     """The release's ``switched_text_before/_pronoun/_after`` when present, else ``switched`` split."""
     parts = [row.get(f"switched_{k}") for k in ("text_before", "pronoun", "text_after")]
-    if all(isinstance(p, str) for p in parts) and parts[1]:
-        return WscText(parts[0].strip(), parts[1].strip(), parts[2].strip())  # type: ignore[union-attr]
+    s_before, s_pronoun, s_after = parts
+    if isinstance(s_before, str) and isinstance(s_pronoun, str) and isinstance(s_after, str) and s_pronoun:
+        return WscText(s_before.strip(), s_pronoun.strip(), s_after.strip())
     return split_switched(text, pronoun, where)
 
 

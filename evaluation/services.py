@@ -488,6 +488,11 @@ def _winowhy_cross_validation(
 # --- ComVE ------------------------------------------------------------------------------
 
 
+def _best_of_three(scores: Sequence[float]) -> int:
+    """The index of the highest of three scores; a tie goes to the first."""
+    return max(range(3), key=lambda k: (scores[k], -k))
+
+
 def _baseline_choice(method: str, golds: list[str], options: Sequence[str], seed: int) -> list[str]:
     if method == "first":
         return [options[0]] * len(golds)
@@ -577,7 +582,7 @@ def _evaluate_comve(
                 progress=writer.stage(len(data.a), len(data.b)),
             )
             b_scores = [flat[3 * i : 3 * i + 3] for i in range(len(data.b))]
-            preds = ["ABC"[max(range(3), key=lambda k, s=s: (s[k], -k))] for s in b_scores]  # type: ignore[misc]
+            preds = ["ABC"[_best_of_three(s)] for s in b_scores]
             b_norm = [
                 "ABC"[length_normalised_choice(s, x.options)] for s, x in zip(b_scores, data.b, strict=True)
             ]

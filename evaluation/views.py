@@ -66,7 +66,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         except EvaluationError as exc:
             form.add_error(None, str(exc))
         else:
-            evaluation_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]
+            evaluation_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
             messages.success(request, f"Run #{run.pk} queued.")
             return redirect("evaluation:run-detail", run_id=run.pk)
     runs = selectors.run_list(user=request.user)[:200]

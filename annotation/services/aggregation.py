@@ -75,7 +75,7 @@ class _Changes:
                 groups.setdefault(key, (values, []))[1].append(pk)
             for values, pks in groups.values():
                 for start in range(0, len(pks), 500):
-                    model.objects.filter(pk__in=pks[start : start + 500]).update(**values)  # type: ignore[attr-defined]
+                    model._default_manager.filter(pk__in=pks[start : start + 500]).update(**values)
 
 
 def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:

@@ -48,7 +48,11 @@ ITEM_FILTERS: dict[str, dict[str, str]] = {
     },
 }
 
-ITEM_MODELS: dict[str, type[models.Model]] = {"schemas": Schema, "reasons": Reason, "comve": ComVEItem}
+ITEM_MODELS: dict[str, type[Schema] | type[Reason] | type[ComVEItem]] = {
+    "schemas": Schema,
+    "reasons": Reason,
+    "comve": ComVEItem,
+}
 ITEM_FIELD = {"schemas": "schema", "reasons": "reason", "comve": "comve_item"}
 
 
@@ -76,7 +80,7 @@ def _filter_value(kind: str, field_name: str, raw: Any) -> Any:
 
 
 def _selected(kind: str, filters: dict[str, Any], ids: Sequence[int] | None) -> models.QuerySet:
-    qs = ITEM_MODELS[kind].objects.all()  # type: ignore[attr-defined]
+    qs: models.QuerySet[Any] = ITEM_MODELS[kind].objects.all()
     for name, raw in (filters or {}).items():
         value = _filter_value(kind, name, raw)
         qs = qs.filter(**({f"{name}__isnull": True} if value is None else {name: value}))
@@ -175,7 +179,7 @@ def campaign_create(
             fk = ITEM_FIELD[items]
             rows = [CampaignItem(campaign=campaign, **{f"{fk}_id": pk}) for pk in main_ids]
             if gold_set:
-                golds = ITEM_MODELS[items].objects.filter(pk__in=gold_set)  # type: ignore[attr-defined]
+                golds = ITEM_MODELS[items].objects.filter(pk__in=gold_set)
                 found = {g.pk: g for g in golds}
                 missing = sorted(gold_set - set(found))
                 if missing:

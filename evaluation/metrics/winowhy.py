@@ -41,9 +41,12 @@ class ThresholdResult:
         return {"threshold": threshold, "n": self.n, "correct": self.correct, "accuracy": self.accuracy}
 
 
-def _as_arrays(
-    scores: Sequence[float], labels: Sequence[bool]
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+#: Scores and labels as lists or as the arrays `_as_arrays` makes of them.
+Scores = Sequence[float] | npt.NDArray[np.float64]
+Labels = Sequence[bool] | npt.NDArray[np.bool_]
+
+
+def _as_arrays(scores: Scores, labels: Labels) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=bool)
     if s.shape != y.shape or s.ndim != 1:
@@ -56,15 +59,13 @@ def _as_arrays(
     return s, y
 
 
-def accuracy_at_threshold(
-    scores: Sequence[float], labels: Sequence[bool], threshold: float
-) -> ThresholdResult:
+def accuracy_at_threshold(scores: Scores, labels: Labels, threshold: float) -> ThresholdResult:
     s, y = _as_arrays(scores, labels)
     correct = int(np.sum((s >= threshold) == y))
     return ThresholdResult(threshold=float(threshold), n=int(s.size), correct=correct)
 
 
-def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> ThresholdResult:
+def best_threshold(scores: Scores, labels: Labels) -> ThresholdResult:
     """The threshold over the scores with the best accuracy (ties: the lowest threshold).
 
     Candidates are every distinct score and +inf (everything predicted negative); each is
@@ -84,7 +85,7 @@ def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> Threshold
     return ThresholdResult(threshold=float(candidates[best]), n=int(s.size), correct=int(correct[best]))
 
 
-def majority_baseline(labels: Sequence[bool]) -> Accuracy:
+def majority_baseline(labels: Labels) -> Accuracy:
     """Always answering the more frequent label."""
     y = np.asarray(labels, dtype=bool)
     positives = int(y.sum())
@@ -103,10 +104,10 @@ def winowhy_metrics(
     (``at_overall_threshold``).
     """
     s, y = _as_arrays(scores, labels)
-    overall = best_threshold(s, y)  # type: ignore[arg-type]
+    overall = best_threshold(s, y)
     result: dict[str, Any] = {
         "best_threshold": overall.as_dict(),
-        "majority_baseline": majority_baseline(y).as_dict(),  # type: ignore[arg-type]
+        "majority_baseline": majority_baseline(y).as_dict(),
         "positives": int(y.sum()),
         "negatives": int((~y).sum()),
         "knowledge_types": {},
