@@ -1,6 +1,6 @@
 """How long the admin changelists take with 100,000 ComVE items and 100,000 reasons.
 
-    python bench/admin_bench.py          # fresh SQLite in a temp folder
+    python bench/changelist_bench.py          # fresh SQLite in a temp folder
 
 Prints the time and number of queries of each changelist page (first page, a filtered
 page and a search), so the "fast with 100,000 items" claim has a figure beside it.
