@@ -85,7 +85,10 @@ class ReleasePartQuerySet(models.QuerySet):
         self._refuse_published("update")
         if "release" in kwargs or "release_id" in kwargs:
             target = kwargs.get("release_id", getattr(kwargs.get("release"), "pk", kwargs.get("release")))
-            if Release.objects.filter(pk=target, status=ReleaseStatus.PUBLISHED).exists():
+            if (
+                target is not None
+                and Release.objects.filter(pk=target, status=ReleaseStatus.PUBLISHED).exists()
+            ):
                 raise _release_error("rows cannot be moved into a published release")
         return super().update(**kwargs)
 

@@ -86,7 +86,7 @@ def test_account_without_role_is_told_so_and_gets_no_page_links(client, nobody):
 def test_every_page_link_a_role_sees_on_home_opens_for_it(client, request, role):
     user = request.getfixturevalue(role)
     if role == "annotator":
-        SchemaFactory()
+        SchemaFactory.create()
         campaign_create(name="sw", task="switchability", items="schemas", k=1)
     if role == "curator":
         user.is_staff = True

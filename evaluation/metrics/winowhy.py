@@ -154,8 +154,8 @@ class CrossValidationResult:
 
 def cross_validate(
     features: npt.ArrayLike,
-    labels: Sequence[bool],
-    question_ids: Sequence[Hashable],
+    labels: Labels,
+    question_ids: Sequence[Hashable] | npt.NDArray[Any],
     *,
     split: Literal["question", "reason"],
     folds: int = 5,

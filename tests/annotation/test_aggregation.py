@@ -25,7 +25,7 @@ def _answer_all(campaign, annotators, answers_for):
 
 
 def test_switchable_only_if_all_three_say_so_and_a_second_run_changes_nothing(make_annotators):
-    yes, no = SchemaFactory(), SchemaFactory()
+    yes, no = SchemaFactory.create(), SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
     _answer_all(
         campaign,
@@ -45,7 +45,7 @@ def test_switchable_only_if_all_three_say_so_and_a_second_run_changes_nothing(ma
 
 
 def test_items_without_k_judgments_are_left_pending(make_annotators):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     campaign = campaign_create(name="as", task="associativity", items="schemas")
     _answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "associative"})
     summary = campaign_aggregate(campaign=campaign)
@@ -55,7 +55,7 @@ def test_items_without_k_judgments_are_left_pending(make_annotators):
 
 
 def test_associative_only_if_unanimous(make_annotators):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     campaign = campaign_create(name="as", task="associativity", items="schemas")
     _answer_all(campaign, make_annotators(3), lambda item, i: {"answer": "associative"})
     campaign_aggregate(campaign=campaign)
@@ -85,7 +85,7 @@ def test_plausibility_score_and_label(make_annotators):
 
 
 def test_knowledge_types_of_reasons_and_major_types_of_the_question(make_annotators):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     r1, r2, r3 = ReasonFactory.create_batch(3, schema=schema, label="positive")
     votes = {
         r1.pk: ["Object", "Object", "Object", "Spatial", "Property"],
@@ -108,8 +108,8 @@ def test_knowledge_types_of_reasons_and_major_types_of_the_question(make_annotat
 
 
 def test_every_written_reason_becomes_a_human_reason_once(make_annotators):
-    schema = SchemaFactory()
-    ReasonFactory(schema=schema, position=14)
+    schema = SchemaFactory.create()
+    ReasonFactory.create(schema=schema, position=14)
     campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=2)
     _answer_all(campaign, make_annotators(2), lambda item, i: {"text": f"reason number {i}"})
     summary = campaign_aggregate(campaign=campaign)
@@ -153,7 +153,7 @@ def test_comve_writing_creates_an_item_for_curator_review(annotator):
 
 
 def test_comve_check_flags_rewrite_when_more_than_half_are_wrong_and_reports_accuracy(make_annotators):
-    hard, easy = ComVEItemFactory(), ComVEItemFactory()
+    hard, easy = ComVEItemFactory.create(), ComVEItemFactory.create()
     campaign = campaign_create(name="cc", task="comve_check", items="comve")
 
     # key: statement 1 (index 1), option A
@@ -171,7 +171,7 @@ def test_comve_check_flags_rewrite_when_more_than_half_are_wrong_and_reports_acc
 
 
 def test_adjudication_is_recorded_beside_the_votes_and_decides_the_label(make_annotators, curator):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
     _answer_all(
         campaign, make_annotators(3), lambda item, i: {"answer": "not_switchable" if i == 0 else "switchable"}
@@ -191,7 +191,7 @@ def test_adjudication_is_recorded_beside_the_votes_and_decides_the_label(make_an
 
 
 def test_adjudication_with_an_unknown_decision_is_refused(curator):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
     with pytest.raises(AnnotationError, match="decision: 'perhaps'"):
         adjudication_record(item=campaign.items.get(), curator=curator, decision="perhaps")
@@ -199,7 +199,7 @@ def test_adjudication_with_an_unknown_decision_is_refused(curator):
 
 
 def test_schema_labels_are_not_touched_by_an_empty_campaign():
-    schema = SchemaFactory(switchable=True)
+    schema = SchemaFactory.create(switchable=True)
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
     assert campaign_aggregate(campaign=campaign).changed == 0
     assert Schema.objects.get(pk=schema.pk).switchable is True

@@ -243,7 +243,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
         (a.pairwise_agreement, a.pairwise_agreement_ci),
         (a.krippendorff_alpha, a.krippendorff_alpha_ci),
     ):
-        assert ci is not None and ci.low is not None and ci.high is not None
+        assert ci is not None and ci.low is not None and ci.high is not None and value is not None
         assert ci.low < value < ci.high
         assert ci.high - ci.low < 0.3
 

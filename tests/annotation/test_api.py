@@ -50,7 +50,7 @@ def test_bad_answer_is_a_400_with_the_reason(api, annotator, campaign):
 
 
 def test_comve_check_option_through_the_api(api, annotator):
-    ComVEItemFactory()
+    ComVEItemFactory.create()
     campaign_create(name="cc", task="comve_check", items="comve")
     api.force_authenticate(annotator)
     body = api.post(reverse("annotation-api:next", args=["cc"])).json()
@@ -85,6 +85,7 @@ def test_non_annotators_are_denied_every_endpoint(api, campaign, role, request, 
     from annotation.services import assignment_next
 
     lease = assignment_next(campaign=campaign, annotator=annotator)
+    assert lease is not None
     api.force_authenticate(request.getfixturevalue(role))
     assert api.post(reverse("annotation-api:next", args=["sw"])).status_code == 403
     assert api.get(reverse("annotation-api:progress", args=["sw"])).status_code == 403
@@ -127,7 +128,7 @@ def test_an_expired_lease_on_a_full_item_is_a_409_with_the_reason(api, annotator
     from annotation.models import Assignment
     from annotation.services import assignment_next, judgment_submit
 
-    SchemaFactory()
+    SchemaFactory.create()
     campaign = campaign_create(name="one", task="switchability", items="schemas", k=1)
     api.force_authenticate(annotator)
     body = api.post(reverse("annotation-api:next", args=["one"])).json()

@@ -41,6 +41,7 @@ def test_a_reload_returns_the_lease_in_hand(annotator):
     campaign = _campaign()
     first = assignment_next(campaign=campaign, annotator=annotator)
     again = assignment_next(campaign=campaign, annotator=annotator)
+    assert first is not None and again is not None
     assert first.pk == again.pk
     assert Assignment.objects.count() == 1
 
@@ -58,6 +59,7 @@ def test_an_expired_lease_returns_the_item_to_the_pool(make_annotators):
     a, b = make_annotators(2)
     now = timezone.now()
     lease = assignment_next(campaign=campaign, annotator=a, now=now)
+    assert lease is not None
     assert assignment_next(campaign=campaign, annotator=b, now=now + timedelta(seconds=30)) is None
     later = now + timedelta(seconds=61)
     other = assignment_next(campaign=campaign, annotator=b, now=later)
@@ -72,8 +74,10 @@ def test_items_closest_to_completion_come_first(make_annotators):
     campaign = _campaign(n=3, k=3)
     a, b = make_annotators(2)
     first = assignment_next(campaign=campaign, annotator=a)
+    assert first is not None
     judgment_submit(annotator=a, assignment=first, answer="switchable")
-    assert assignment_next(campaign=campaign, annotator=b).campaign_item_id == first.campaign_item_id
+    second = assignment_next(campaign=campaign, annotator=b)
+    assert second is not None and second.campaign_item_id == first.campaign_item_id
 
 
 def test_paused_annotator_gets_no_items(annotator, annotator2):
@@ -95,19 +99,21 @@ def test_closed_campaign_hands_out_nothing(annotator):
 
 def test_gold_items_come_at_the_gold_rate_and_are_not_limited_by_k(make_annotators):
     SchemaFactory.create_batch(3, switchable=True)
-    gold = SchemaFactory(switchable=False)
+    gold = SchemaFactory.create(switchable=False)
     campaign = campaign_create(
         name="g", task="switchability", items="schemas", k=1, gold_ids=[gold.pk], gold_rate=1.0
     )
     annotators = make_annotators(3)
     for a in annotators:
         lease = assignment_next(campaign=campaign, annotator=a, rng=random.Random(1))
+        assert lease is not None
         assert lease.campaign_item.is_gold  # every annotator gets the gold item, K=1 notwithstanding
         judgment_submit(
             annotator=a, assignment=lease, answer="not_switchable" if a != annotators[0] else "switchable"
         )
     for a in annotators:
         lease = assignment_next(campaign=campaign, annotator=a, rng=random.Random(1))
+        assert lease is not None
         assert not lease.campaign_item.is_gold  # gold seen once, then regular work
     members = {m.annotator_id: m for m in campaign.annotators.all()}
     assert (members[annotators[0].pk].gold_seen, members[annotators[0].pk].gold_correct) == (1, 0)
@@ -115,8 +121,8 @@ def test_gold_items_come_at_the_gold_rate_and_are_not_limited_by_k(make_annotato
 
 
 def test_no_gold_once_regular_work_is_done(annotator):
-    SchemaFactory(switchable=True)
-    gold = SchemaFactory(switchable=True)
+    SchemaFactory.create(switchable=True)
+    gold = SchemaFactory.create(switchable=True)
     campaign = campaign_create(
         name="g", task="switchability", items="schemas", k=1, gold_ids=[gold.pk], gold_rate=0.0
     )

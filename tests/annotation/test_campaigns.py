@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_campaign_over_a_filter_takes_the_papers_default_k_and_instructions(curator):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     ReasonFactory.create_batch(3, schema=schema, origin="human")
     ReasonFactory.create_batch(2, schema=schema, origin="generated")
     campaign = campaign_create(
@@ -80,7 +80,7 @@ def test_comve_writing_slots_and_comve_check_items():
     ],
 )
 def test_bad_campaigns_are_refused_with_a_clear_message_and_write_nothing(kwargs, message):
-    SchemaFactory()
+    SchemaFactory.create()
     with pytest.raises(CampaignError, match=message):
         campaign_create(name="bad", **kwargs)
     assert not Campaign.objects.exists()
@@ -88,15 +88,15 @@ def test_bad_campaigns_are_refused_with_a_clear_message_and_write_nothing(kwargs
 
 
 def test_gold_item_without_a_known_answer_is_refused():
-    schema = SchemaFactory(switchable=None)
-    SchemaFactory()
+    schema = SchemaFactory.create(switchable=None)
+    SchemaFactory.create()
     with pytest.raises(CampaignError, match=f"gold id {schema.pk}"):
         campaign_create(name="sw", task="switchability", items="schemas", gold_ids=[schema.pk])
     assert not Campaign.objects.exists()
 
 
 def test_names_are_unique_slugs():
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="one", task="associativity", items="schemas")
     with pytest.raises(CampaignError, match="exists already"):
         campaign_create(name="one", task="associativity", items="schemas")
@@ -105,17 +105,17 @@ def test_names_are_unique_slugs():
 
 
 def test_pause_and_unpause(annotator):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign = campaign_create(name="p", task="associativity", items="schemas")
     assert campaign_annotator_pause(campaign=campaign, annotator=annotator).paused
     assert not campaign_annotator_pause(campaign=campaign, annotator=annotator, paused=False).paused
 
 
 def test_manage_py_campaign_create(capsys):
-    schema = SchemaFactory()
+    schema = SchemaFactory.create()
     ReasonFactory.create_batch(2, schema=schema, origin="human", label="positive")
-    ReasonFactory(schema=schema, origin="reverse")
-    gold = ReasonFactory(schema=schema, origin="generated", label="negative")
+    ReasonFactory.create(schema=schema, origin="reverse")
+    gold = ReasonFactory.create(schema=schema, origin="generated", label="negative")
     call_command(
         "campaign_create",
         "plaus",
@@ -145,9 +145,9 @@ def test_manage_py_campaign_create(capsys):
 
 
 def test_annotation_demo_creates_one_campaign_per_task_once(capsys):
-    schema = SchemaFactory(collection="demo")
-    ReasonFactory(schema=schema, label="positive")
-    ComVEItemFactory(dataset="demo")
+    schema = SchemaFactory.create(collection="demo")
+    ReasonFactory.create(schema=schema, label="positive")
+    ComVEItemFactory.create(dataset="demo")
     call_command("annotation_demo")
     assert Campaign.objects.count() == 7
     assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS)

@@ -20,8 +20,8 @@ from tests.datasets.factories import SchemaFactory
 def _run_crowd(campaign, annotators, *, resend_every=3):
     """Every annotator, in its own thread, leases and answers until nothing is left.
     Every third answer is sent twice (a double click). Returns (created, repeats, errors)."""
-    created = Counter()
-    repeats = Counter()
+    created: Counter[int] = Counter()
+    repeats: Counter[int] = Counter()
     errors = []
     start = threading.Barrier(len(annotators))
 

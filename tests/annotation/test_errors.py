@@ -44,7 +44,7 @@ def test_the_old_names_and_families_still_hold():
 
 @pytest.mark.django_db
 def test_an_anonymous_visitor_acts_on_nothing():
-    SchemaFactory()
+    SchemaFactory.create()
     campaign = services.campaign_create(name="sw", task="switchability", items="schemas")
     item = CampaignItem.objects.get(campaign=campaign)
     nobody = AnonymousUser()

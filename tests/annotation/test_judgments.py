@@ -38,6 +38,7 @@ def test_a_repeated_submission_records_one_judgment_and_returns_the_same_result(
     assert first.created and not second.created
     assert first.judgment.pk == second.judgment.pk
     assert Judgment.objects.count() == 1
+    assert lease is not None
     item = CampaignItem.objects.get(pk=lease.campaign_item_id)
     assert item.judgment_count == 1
     assert Judgment.objects.get().duration_ms == 1500
@@ -66,6 +67,7 @@ def test_someone_elses_assignment_is_refused(annotator, annotator2):
     lease = assignment_next(campaign=campaign, annotator=annotator)
     with pytest.raises(JudgmentRefused, match="someone else"):
         judgment_submit(annotator=annotator2, assignment=lease, answer="switchable")
+    assert lease is not None
     with pytest.raises(JudgmentRefused, match="not given to you"):
         judgment_submit(annotator=annotator2, item=lease.campaign_item, answer="switchable")
     assert not Judgment.objects.exists()
@@ -112,7 +114,7 @@ def test_reason_writing_and_comve_check_answers(annotator):
     lease = assignment_next(campaign=writing, annotator=annotator)
     j = judgment_submit(annotator=annotator, assignment=lease, text="  big things do not fit  ").judgment
     assert (j.answer, j.text) == ("", "big things do not fit")
-    ComVEItemFactory()
+    ComVEItemFactory.create()
     check = campaign_create(name="chk", task="comve_check", items="comve")
     lease = assignment_next(campaign=check, annotator=annotator)
     with pytest.raises(JudgmentRefused, match="option"):
@@ -175,7 +177,7 @@ def test_bulk_votes_are_refused_on_a_normal_campaign_or_past_k_or_when_invalid(m
 
 
 def test_submit_by_item_on_an_imported_campaign_needs_no_lease(annotator):
-    ReasonFactory()
+    ReasonFactory.create()
     campaign = campaign_create(name="i", task="reason_plausibility", items="reasons", imported=True)
     item = campaign.items.get()
     assert judgment_submit(annotator=annotator, item=item, answer="implausible").created

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
     ],
 )
 def test_campaign_pages_link_back_to_the_campaign_list(client, request, role, url_name, args):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="sw", task="switchability", items="schemas", k=1)
     client.force_login(request.getfixturevalue(role))
     response = client.get(reverse(url_name, args=args))
@@ -30,7 +30,7 @@ def test_campaign_pages_link_back_to_the_campaign_list(client, request, role, ur
 
 
 def test_curator_opens_a_campaign_from_its_name_in_the_list(client, curator):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="sw", task="switchability", items="schemas", k=1)
     client.force_login(curator)
     html = client.get(reverse("annotation:campaign-list")).content.decode()

@@ -56,6 +56,7 @@ def test_winowhy_votes_replayed_give_the_papers_labels(data_dir, make_annotators
     assert len(items) == 4095
     plausible_of = {}
     for item in items:
+        assert item.reason is not None
         key = (_norm(item.reason.schema.sentence), _norm(item.reason.text))
         plausible_of[item.pk] = plausible_votes[key].pop(0)
     assert not any(plausible_votes.values())  # every published score used exactly once

@@ -45,7 +45,7 @@ def test_every_definition_implements_every_hook():
 
 
 def test_a_definition_that_leaves_a_hook_to_the_base_class_is_caught():
-    class Incomplete(type(TASK_TYPES["switchability"])):  # type: ignore[misc]
+    class Incomplete(type(TASK_TYPES["switchability"])):  # type: ignore[misc]  # a base computed at run time
         pass
 
     assert _missing_hooks(Incomplete) == set()  # everything inherited from a real task
@@ -60,7 +60,7 @@ def test_a_definition_that_leaves_a_hook_to_the_base_class_is_caught():
     assert "present" not in _missing_hooks(HalfDone)
     assert {"aggregate_item", "gold_answer", "plausible_answer"} <= _missing_hooks(HalfDone)
     with pytest.raises(TypeError):
-        HalfDone()  # type: ignore[abstract]
+        HalfDone()  # type: ignore[abstract]  # the point: an abstract hook refuses to instantiate
 
 
 # --------------------------------------------------------------------------- what annotators see
@@ -87,8 +87,8 @@ def test_present_shows_the_switched_sentence_or_only_the_clause_and_never_the_ke
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_item_relations_join_everything_present_reads(name, django_assert_num_queries):
-    reason = ReasonFactory()
-    comve = ComVEItemFactory()
+    reason = ReasonFactory.create()
+    comve = ComVEItemFactory.create()
     campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
     item = CampaignItem.objects.create(
         campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
@@ -118,9 +118,9 @@ def test_gold_answer_is_the_known_label_in_the_tasks_answers_or_nothing():
 
 @pytest.mark.django_db
 def test_selectable_leaves_a_comve_check_only_items_with_a_key_and_both_statements():
-    keyed = ComVEItemFactory()
-    ComVEItemFactory(false_index=None)
-    ComVEItemFactory(statement_0="")
+    keyed = ComVEItemFactory.create()
+    ComVEItemFactory.create(false_index=None)
+    ComVEItemFactory.create(statement_0="")
     everything = ComVEItem.objects.order_by("pk")
     assert list(task_type("comve_check").selectable(everything)) == [keyed]
     assert task_type("comve_writing").selectable(everything).count() == 3
@@ -200,15 +200,15 @@ def test_aggregate_item_applies_the_papers_rule_and_a_decision_overrides_the_vot
 
 @pytest.mark.django_db
 def test_aggregate_finish_gives_a_question_its_major_knowledge_types_and_a_check_its_accuracy():
-    first = ReasonFactory()
-    second = ReasonFactory(schema=first.schema)
+    first = ReasonFactory.create()
+    second = ReasonFactory.create(schema=first.schema)
     knowledge = task_type("knowledge_type")
     campaign = Campaign(name="kt", task="knowledge_type", judgments_per_item=2)
     aggregated = []
-    for reason, votes in ((first, ("Spatial", "Property")), (second, ("Spatial", "Object"))):
+    for reason, answers in ((first, ("Spatial", "Property")), (second, ("Spatial", "Object"))):
         item = CampaignItem(reason=reason)
-        result = knowledge.aggregate_item(campaign=campaign, item=item, votes=_votes(*votes), decision=None)
-        aggregated.append(AggregatedItem(item=item, votes=_votes(*votes), result=result))
+        result = knowledge.aggregate_item(campaign=campaign, item=item, votes=_votes(*answers), decision=None)
+        aggregated.append(AggregatedItem(item=item, votes=_votes(*answers), result=result))
     finish = knowledge.aggregate_finish(aggregated)
     assert finish.updates == [(first.schema, {"knowledge_types": ["Spatial"]})]
     assert finish.extra == {"questions": 1}

@@ -152,14 +152,15 @@ def test_posting_someone_elses_assignment_records_nothing(client, annotator, ann
     other = assignment_next(campaign=campaign, annotator=annotator2)
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    assert other is not None
     response = client.post(url, {"assignment": other.pk, "answer": "switchable"})
     assert response.status_code == 404  # out of reach
     assert not Judgment.objects.exists()
 
 
 def test_the_annotator_page_is_blind(client, make_annotators, curator):
-    SchemaFactory()
-    gold = SchemaFactory(switchable=True)
+    SchemaFactory.create()
+    gold = SchemaFactory.create(switchable=True)
     campaign = campaign_create(
         name="b", task="switchability", items="schemas", k=3, gold_ids=[gold.pk], gold_rate=1
     )
@@ -182,7 +183,7 @@ def test_the_annotator_page_is_blind(client, make_annotators, curator):
     ],
 )
 def test_each_task_shows_its_content(client, annotator, task, items, shown, hidden):
-    ReasonFactory() if items == "reasons" else SchemaFactory()
+    ReasonFactory.create() if items == "reasons" else SchemaFactory.create()
     campaign_create(name="t", task=task, items=items)
     _login(client, annotator)
     html = client.get(reverse("annotation:campaign-annotate", args=["t"])).content.decode()
@@ -195,7 +196,7 @@ def test_each_task_shows_its_content(client, annotator, task, items, shown, hidd
 def test_comve_check_hides_the_key(client, annotator):
     from tests.datasets.factories import ComVEItemFactory
 
-    ComVEItemFactory(references=["SECRET REFERENCE"])
+    ComVEItemFactory.create(references=["SECRET REFERENCE"])
     campaign_create(name="cc", task="comve_check", items="comve")
     _login(client, annotator)
     response = client.get(reverse("annotation:campaign-annotate", args=["cc"]))
@@ -235,7 +236,7 @@ def test_curator_creates_a_campaign_on_the_page(client, curator):
 
 
 def test_curator_sees_a_service_error_on_the_create_page(client, curator):
-    SchemaFactory()
+    SchemaFactory.create()
     _login(client, curator)
     response = client.post(
         reverse("annotation:campaign-create"),
@@ -318,7 +319,7 @@ def test_an_answer_on_an_item_in_hand_is_recorded_after_the_campaign_closed(clie
 
 
 def test_a_post_naming_another_campaign_or_garbage_records_nothing(client, annotator, campaign):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="other", task="associativity", items="schemas")
     _login(client, annotator)
     lease = client.get(reverse("annotation:campaign-annotate", args=["sw"])).context["assignment"]

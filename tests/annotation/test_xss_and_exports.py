@@ -38,7 +38,7 @@ def _assert_inert(html):
 
 @pytest.mark.django_db
 def test_crowd_written_reason_is_text_on_the_annotator_page(client, annotator):
-    ReasonFactory(text=EVIL_TEXT)
+    ReasonFactory.create(text=EVIL_TEXT)
     campaign_create(name="pl", task="reason_plausibility", items="reasons")
     client.force_login(annotator)
     html = client.get(reverse("annotation:campaign-annotate", args=["pl"])).content.decode()
@@ -47,7 +47,7 @@ def test_crowd_written_reason_is_text_on_the_annotator_page(client, annotator):
 
 @pytest.mark.django_db
 def test_crowd_text_in_schemas_is_text_in_every_task_view(client, annotator):
-    SchemaFactory(text_before=EVIL_TEXT + " because", candidate_a="<b>the trophy</b>")
+    SchemaFactory.create(text_before=EVIL_TEXT + " because", candidate_a="<b>the trophy</b>")
     for task in ("switchability", "reason_writing"):
         campaign_create(name=task.replace("_", "-"), task=task, items="schemas")
         client.force_login(annotator)
@@ -60,13 +60,14 @@ def test_crowd_text_in_schemas_is_text_in_every_task_view(client, annotator):
 
 @pytest.mark.django_db
 def test_written_reasons_are_text_on_the_curator_page_and_untouched_in_exports(client, annotator, curator):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
     lease = assignment_next(campaign=campaign, annotator=annotator)
     judgment_submit(annotator=annotator, assignment=lease, text='=HYPERLINK("http://x") ' + EVIL_TEXT)
     campaign_aggregate(campaign=campaign)
     written = Reason.objects.get(source_file="campaign:rw")
     assert written.text == '=HYPERLINK("http://x") ' + EVIL_TEXT  # stored as written
+    assert lease is not None
     adjudication_record(item=lease.campaign_item, curator=curator, decision="accept", note=EVIL_TEXT)
     # the written reason then shows up in a plausibility campaign and on its curator page
     campaign_create(name="pl", task="reason_plausibility", items="reasons", filters={"origin": "human"})

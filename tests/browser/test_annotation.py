@@ -40,8 +40,8 @@ def _answer_choice_campaign(page, name, keys):
 
 
 def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotator):
-    schema = SchemaFactory()
-    SchemaFactory(
+    schema = SchemaFactory.create()
+    SchemaFactory.create(
         text_before="Paul tried to call George on the phone, but",
         pronoun="he",
         text_after="wasn't successful.",
@@ -49,7 +49,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
         candidate_b="George",
     )
     ReasonFactory.create_batch(2, schema=schema, label="positive")
-    ComVEItemFactory()
+    ComVEItemFactory.create()
     campaign_create(name="sw", task="switchability", items="schemas", k=1)
     campaign_create(name="as", task="associativity", items="schemas", k=1)
     campaign_create(name="pl", task="reason_plausibility", items="reasons", k=1)
@@ -127,7 +127,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
 
 
 def test_instructions_are_one_key_away(page, login, annotator):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="sw", task="switchability", items="schemas")
     login(page, annotator)
     page.goto("/annotation/campaigns/sw/")
@@ -141,14 +141,14 @@ def test_instructions_are_one_key_away(page, login, annotator):
 def test_a_second_annotator_is_never_shown_an_item_with_k_judgments(
     page, new_page, login, annotator, annotator2
 ):
-    SchemaFactory(
+    SchemaFactory.create(
         text_before="The fish ate the worm because",
         pronoun="it",
         text_after="was hungry.",
         candidate_a="the fish",
         candidate_b="the worm",
     )
-    SchemaFactory(
+    SchemaFactory.create(
         text_before="Paul tried to call George on the phone, but",
         pronoun="he",
         text_after="wasn't successful.",
@@ -202,7 +202,7 @@ def test_curator_creates_a_campaign_and_sees_its_progress(page, login, curator, 
 
 
 def test_annotator_role_is_needed(page, login, django_user_model):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="sw", task="switchability", items="schemas")
     user = django_user_model.objects.create_user(username="res", password="pw-res")
     user.groups.add(Group.objects.get_or_create(name=Role.RESEARCHER.value)[0])

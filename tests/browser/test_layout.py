@@ -24,7 +24,7 @@ def test_long_card_lines_and_digests_do_not_widen_the_page(page, live_server):
 
 
 def test_the_home_page_fits_a_phone_and_words_stay_whole(page, login, admin_user):
-    SchemaFactory()
+    SchemaFactory.create()
     campaign_create(name="a-campaign-with-a-long-name", task="switchability", items="schemas", k=1)
     admin_user.set_password("pw-admin")
     admin_user.save()

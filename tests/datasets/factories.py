@@ -6,7 +6,7 @@ import factory
 from datasets.models import ComVEItem, Reason, ReasonOrigin, Schema
 
 
-class SchemaFactory(factory.django.DjangoModelFactory):
+class SchemaFactory(factory.django.DjangoModelFactory[Schema]):
     class Meta:
         model = Schema
 
@@ -24,7 +24,7 @@ class SchemaFactory(factory.django.DjangoModelFactory):
     file_checksum = "0" * 64
 
 
-class ReasonFactory(factory.django.DjangoModelFactory):
+class ReasonFactory(factory.django.DjangoModelFactory[Reason]):
     class Meta:
         model = Reason
 
@@ -37,7 +37,7 @@ class ReasonFactory(factory.django.DjangoModelFactory):
     file_checksum = "0" * 64
 
 
-class ComVEItemFactory(factory.django.DjangoModelFactory):
+class ComVEItemFactory(factory.django.DjangoModelFactory[ComVEItem]):
     class Meta:
         model = ComVEItem
 

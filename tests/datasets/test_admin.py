@@ -56,7 +56,9 @@ def test_changelist_query_count_does_not_grow_with_rows(
 
 def test_changelists_show_labels_and_filter(admin_client):
     make_rows(4)
-    Schema.objects.filter(external_id=Schema.objects.first().external_id).update(switchable=True)
+    first = Schema.objects.first()
+    assert first is not None
+    Schema.objects.filter(external_id=first.external_id).update(switchable=True)
     response = admin_client.get("/admin/datasets/schema/?switchable__exact=1")
     assert response.status_code == 200
     assert response.context["cl"].result_count == 1
@@ -104,11 +106,10 @@ def test_release_parts_are_shown_to_curators_but_never_written_in_the_admin(rf, 
     inline = ReleaseFileInline(Release, django_admin.site)
     for model_admin in (django_admin.site._registry[ReleaseItem], django_admin.site._registry[ReleaseFile]):
         assert model_admin.has_view_permission(request)
-    for model_admin in (
-        django_admin.site._registry[ReleaseItem],
-        django_admin.site._registry[ReleaseFile],
-        inline,
-    ):
-        assert not model_admin.has_add_permission(request, None)
+    for model_admin in (django_admin.site._registry[ReleaseItem], django_admin.site._registry[ReleaseFile]):
+        assert not model_admin.has_add_permission(request)
         assert not model_admin.has_change_permission(request, None)
         assert not model_admin.has_delete_permission(request, None)
+    assert not inline.has_add_permission(request, None)
+    assert not inline.has_change_permission(request, None)
+    assert not inline.has_delete_permission(request, None)

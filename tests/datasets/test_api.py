@@ -12,18 +12,22 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def items() -> dict[str, int]:
-    a = SchemaFactory(collection="wsc273", switchable=True, associative=False, knowledge_types=["Spatial"])
-    b = SchemaFactory(collection="wsc273", switchable=False, answer="B", twin=a)
+    a = SchemaFactory.create(
+        collection="wsc273", switchable=True, associative=False, knowledge_types=["Spatial"]
+    )
+    b = SchemaFactory.create(collection="wsc273", switchable=False, answer="B", twin=a)
     a.twin = b
     a.save()
-    SchemaFactory(collection="demo")
-    ReasonFactory(schema=a, position=0, label="positive", origin="human")
-    ReasonFactory(schema=a, position=1, label="negative", origin="generated")
-    ReasonFactory(schema=b, position=0, label="acceptable", origin="reverse")
-    dev = ComVEItemFactory(split="dev")
-    ComVEItemFactory(split="train")
-    ComVEItemFactory(dataset="senmaking", split="pilot", has_c=False)
-    return {"schema": a.pk, "reason": a.reasons.first().pk, "comve": dev.pk}
+    SchemaFactory.create(collection="demo")
+    ReasonFactory.create(schema=a, position=0, label="positive", origin="human")
+    ReasonFactory.create(schema=a, position=1, label="negative", origin="generated")
+    ReasonFactory.create(schema=b, position=0, label="acceptable", origin="reverse")
+    dev = ComVEItemFactory.create(split="dev")
+    ComVEItemFactory.create(split="train")
+    ComVEItemFactory.create(dataset="senmaking", split="pilot", has_c=False)
+    reason = a.reasons.first()
+    assert reason is not None
+    return {"schema": a.pk, "reason": reason.pk, "comve": dev.pk}
 
 
 def endpoints(ids: dict[str, int]) -> list[str]:
@@ -111,7 +115,7 @@ def test_missing_item_is_404(client, researcher, items):
 def test_list_pages_cost_a_constant_number_of_queries(client, curator, items, django_assert_max_num_queries):
     client.force_login(curator)
     for _ in range(40):
-        ReasonFactory(schema=SchemaFactory(twin=None))
+        ReasonFactory.create(schema=SchemaFactory.create(twin=None))
     with django_assert_max_num_queries(8):
         assert client.get("/api/reasons/").status_code == 200
     with django_assert_max_num_queries(8):

@@ -70,6 +70,7 @@ def test_winowhy_links_136_twin_pairs_both_ways(data_dir: Path):
         if schema.twin:
             assert schema.twin.twin_id == schema.pk
             assert schema.twin.answer != schema.answer
+    assert by_id["0"].twin and by_id["253"].twin and by_id["172"].twin is not None
     assert by_id["0"].twin.external_id == "1"
     # the George/Eric triple: the two questions sharing the text before the pronoun are twins
     assert by_id["253"].twin.external_id == "254"

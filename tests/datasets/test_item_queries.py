@@ -20,9 +20,9 @@ def test_annotators_cannot_list_items(request, role):
 
 
 def test_researchers_list_items_with_filters(researcher):
-    ReasonFactory(label="negative")
-    ReasonFactory(label="positive")
-    ComVEItemFactory(split="test")
+    ReasonFactory.create(label="negative")
+    ReasonFactory.create(label="positive")
+    ComVEItemFactory.create(split="test")
     assert reason_list(user=researcher, filters={"label": "negative"}).count() == 1
     assert schema_list(user=researcher).count() == 2
     assert comve_item_list(user=researcher, filters={"split": "dev"}).count() == 0

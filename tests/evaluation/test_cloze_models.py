@@ -2,6 +2,7 @@
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,7 +110,9 @@ def test_model_input_vector_is_the_mean_of_the_sub_token_embeddings(causal):
     vectors = ModelInputVectors(causal.model, causal.tokenizer, space_prefix=True)
     ids = causal.tokenizer(" cereal", add_special_tokens=False)["input_ids"]
     matrix = causal.model.get_input_embeddings().weight.detach().double().numpy()
-    assert np.allclose(vectors.vector("cereal"), matrix[ids].mean(axis=0))
+    vector = vectors.vector("cereal")
+    assert vector is not None
+    assert np.allclose(vector, matrix[ids].mean(axis=0))
 
 
 def test_glove_file_is_read_with_a_lower_case_fallback(glove):
@@ -212,7 +215,7 @@ def test_a_run_stopped_by_hand_keeps_and_summarises_what_it_did(masked):
     from evaluation.cloze.experiments import run_dispersion
 
     vectors = ModelInputVectors(masked.model, masked.tokenizer, space_prefix=False)
-    kept = []
+    kept: list[dict[str, Any]] = []
 
     def stop_after_two(n, total):
         if n == 2:

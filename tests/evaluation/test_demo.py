@@ -41,7 +41,7 @@ def test_baselines_run_on_both_demo_releases_once(demo_releases, client):
         ]
     ), out
     assert set(runs.values_list("status", flat=True)) == {RunStatus.DONE}
-    assert all(run.created_by.username == "researcher" for run in runs)
+    assert [run.created_by.username if run.created_by else None for run in runs] == ["researcher"] * len(runs)
     wsc = Release.objects.get(name="demo-wsc")
     assert set(wsc.agreement_summary["campaigns"]) >= {"demo-switchability", "demo-associativity"}
     wsc_first = runs.get(release_name="demo-wsc", method="first")

@@ -15,7 +15,8 @@ def _run(**kwargs) -> EvaluationRun:
 
 
 def _predictions(run: EvaluationRun) -> list[dict]:
-    return [json.loads(line) for line in run.predictions_file.read_text().splitlines()]  # type: ignore[union-attr]
+    assert run.predictions_file is not None
+    return [json.loads(line) for line in run.predictions_file.read_text().splitlines()]
 
 
 def test_first_candidate_baseline_on_wsc_writes_results_and_one_line_per_item_and_variant(tmp_path):

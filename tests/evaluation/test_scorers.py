@@ -127,8 +127,8 @@ def test_batch_size_and_prefix_sharing_do_not_change_the_numbers(
 ) -> None:
     model = request.getfixturevalue(fixture)
     one = loglikelihood(model, REQUESTS, batch_size=1, share_prefixes=False)
-    for kwargs in ({"batch_size": 8}, {"batch_size": 8, "share_prefixes": False}, {"batch_size": 3}):
-        other = loglikelihood(model, REQUESTS, **kwargs)  # type: ignore[arg-type]
+    for batch_size, share_prefixes in ((8, True), (8, False), (3, True)):
+        other = loglikelihood(model, REQUESTS, batch_size=batch_size, share_prefixes=share_prefixes)
         for (a, ga), (b, gb) in zip(one, other, strict=True):
             assert a == pytest.approx(b, abs=1e-4)
             assert ga == gb

@@ -119,6 +119,7 @@ def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored
     norm_b = run.metrics["b"]["length_normalised"]
     assert f"per character (lm-eval's acc_norm): {norm_b['accuracy']:.4f} ({norm_b['correct']}/2)" in page
     assert run.metrics["c"]["computed"] is False and "generated explanations" in run.metrics["c"]["reason"]
+    assert run.predictions_file is not None
     assert (tmp_path / "r").exists() and (run.predictions_file.parent / "subtaskB_answers.csv").exists()
 
 
@@ -215,6 +216,7 @@ def test_comve_c_explanations_generated_by_a_causal_lm_are_scored_with_bleu(tmp_
     )
     c = run.metrics["c"]
     assert c["computed"] is True and c["n"] == 2 and "greedy generation" in c["explanations"]
+    assert run.predictions_file is not None
     rows = list(csv.reader((run.predictions_file.parent / "subtaskC_answers.csv").open(newline="")))
     assert [r[0] for r in rows] == ["1175", "452"]
     assert all("\n" not in r[1] for r in rows)
@@ -280,7 +282,8 @@ def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_pat
     assert scores["eos"] != scores["bos"]  # another context gives other log-probabilities
     with pytest.raises(EvaluationError, match="start token 'nowhere' is not a token of this tokenizer"):
         run("nowhere")  # known only when the model loads: the run fails with the reason
-    assert EvaluationRun.objects.order_by("-pk").first().status == RunStatus.FAILED
+    failed = EvaluationRun.objects.order_by("-pk").first()
+    assert failed is not None and failed.status == RunStatus.FAILED
     with pytest.raises(EvaluationError, match="start token must be bos, eos, a token id or a token's text"):
         run("two words")
     with pytest.raises(EvaluationError, match="a start token applies to model methods"):

@@ -73,9 +73,13 @@ def build_tiny_causal(
         GPT2LMHeadModel,
         LlamaConfig,
         LlamaForCausalLM,
+        PretrainedConfig,
+        PreTrainedModel,
         PreTrainedTokenizerFast,
     )
 
+    config: PretrainedConfig
+    model: PreTrainedModel
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)

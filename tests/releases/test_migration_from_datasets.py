@@ -42,21 +42,20 @@ def database_url(tmp_path: Path) -> Iterator[str]:
     import psycopg
 
     name = f"winnow_migration_{uuid.uuid4().hex[:12]}"
-    admin = {
-        "host": db.get("HOST") or None,
-        "port": db.get("PORT") or None,
-        "user": db.get("USER") or None,
-        "password": db.get("PASSWORD") or None,
-        "dbname": "postgres",
-        "autocommit": True,
-    }
-    with psycopg.connect(**admin) as conn:
+    admin = psycopg.conninfo.make_conninfo(
+        host=db.get("HOST") or None,
+        port=db.get("PORT") or None,
+        user=db.get("USER") or None,
+        password=db.get("PASSWORD") or None,
+        dbname="postgres",
+    )
+    with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
         auth = f"{db['USER']}:{db['PASSWORD']}@" if db.get("USER") else ""
         yield f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{name}"
     finally:
-        with psycopg.connect(**admin) as conn:
+        with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
