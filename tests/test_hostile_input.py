@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Judgment
 from annotation.services import campaign_create
+from annotation.tasks_registry import AnswerError, answer_clean
 from core.jsonl import JsonLinesError, read_jsonl
 from datasets.models import ImportBatch, Schema
 from tests.datasets.factories import SchemaFactory
@@ -62,3 +63,31 @@ def test_a_page_number_out_of_range_is_a_404_or_the_first_page(client, curator, 
         assert response.status_code == 200
     else:
         assert response.status_code == 404
+
+
+COMVE_ITEM = {
+    "statement_0": "He put a turkey into the fridge.",
+    "statement_1": "He put an elephant into the fridge.",
+    "false_index": "1",
+    "option_a": "An elephant is much bigger than a fridge.",
+    "option_b": "Elephants are usually gray.",
+    "option_c": "An elephant cannot eat a turkey.",
+    "correct_option": "A",
+    "references": ["An elephant is too big.", "A fridge is small.", "Elephants do not fit."],
+}
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "  =", "\t@"])
+def test_crowd_text_that_would_start_a_spreadsheet_formula_is_refused_where_it_is_written(start) -> None:
+    """Issue 16, item 9: such text would reach a release's SemEval CSVs as a formula."""
+    with pytest.raises(AnswerError, match=r"text: may not start with .* formula"):
+        answer_clean("reason_writing", text=start + 'HYPERLINK("http://x")')
+    for field in ("statement_1", "option_b"):
+        with pytest.raises(AnswerError, match=rf"{field}: may not start with .* formula"):
+            answer_clean("comve_writing", payload={**COMVE_ITEM, field: start + "cmd|' /C calc'!A0"})
+    refs = [COMVE_ITEM["references"][0], start + "1+1", COMVE_ITEM["references"][2]]
+    with pytest.raises(AnswerError, match=r"references: may not start with .* formula"):
+        answer_clean("comve_writing", payload={**COMVE_ITEM, "references": refs})
+    # the same characters inside the text are fine
+    assert answer_clean("reason_writing", text="a=b, 1+1 and -3 @ noon")[1] == "a=b, 1+1 and -3 @ noon"
+    assert answer_clean("comve_writing", payload=COMVE_ITEM)[2]["statement_1"] == COMVE_ITEM["statement_1"]
