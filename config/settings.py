@@ -186,6 +186,17 @@ if WINNOW_PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
+    # TLS (docs/operations.md): plain HTTP is redirected to HTTPS; behind a reverse proxy
+    # that terminates TLS, WINNOW_PROXY_SSL_HEADER=1 trusts its X-Forwarded-Proto (set it
+    # only when the proxy overwrites that header, or a client could claim HTTPS).
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    if env.bool("WINNOW_PROXY_SSL_HEADER", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+        USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+    # HSTS is off until the site is known to work over HTTPS: browsers remember it.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 
 LOGGING = {
     "version": 1,
