@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "django_htmx",
@@ -128,9 +129,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 REST_FRAMEWORK = {
+    # Sessions (the pages' sign-in) and tokens (`manage.py drf_create_token USER`); HTTP
+    # Basic, which costs a password hash per request, outside production only.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+        *([] if WINNOW_PRODUCTION else ["core.authentication.ThrottledBasicAuthentication"]),
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [
@@ -204,3 +208,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# Sign-in throttling (core.auth): failures per account and per client address within a
+# window, then a lockout a curator or admin can lift in the admin.
+WINNOW_LOGIN_FAILURES = env.int("WINNOW_LOGIN_FAILURES", default=10)
+WINNOW_LOGIN_ADDRESS_FAILURES = env.int("WINNOW_LOGIN_ADDRESS_FAILURES", default=50)
+WINNOW_LOGIN_WINDOW = env.int("WINNOW_LOGIN_WINDOW", default=15 * 60)
+WINNOW_LOGIN_LOCKOUT = env.int("WINNOW_LOGIN_LOCKOUT", default=15 * 60)

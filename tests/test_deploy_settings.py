@@ -51,3 +51,10 @@ def test_each_setting_is_read_from_the_environment() -> None:
     )
     assert "('HTTP_X_FORWARDED_PROTO', 'https') 31536000 True True" in _run("shell", "-c", code)
     assert "None 31536000 True True" in _run("shell", "-c", code, drop=("WINNOW_PROXY_SSL_HEADER",))
+
+
+def test_production_api_takes_sessions_and_tokens_but_no_basic_authentication() -> None:
+    code = "from rest_framework.settings import api_settings as a; print([c.__name__ for c in a.DEFAULT_AUTHENTICATION_CLASSES])"
+    assert "['SessionAuthentication', 'TokenAuthentication']" in _run("shell", "-c", code)
+    outside = _run("shell", "-c", code, drop=("WINNOW_PRODUCTION",))
+    assert "ThrottledBasicAuthentication" in outside
