@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.authentication import BasicScheme
 from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -20,3 +21,9 @@ class ThrottledBasicAuthentication(authentication.BasicAuthentication):
         if refusal:
             raise AuthenticationFailed(refusal)
         return super().authenticate_credentials(userid, password, request)
+
+
+class ThrottledBasicScheme(BasicScheme):
+    """The OpenAPI description of ThrottledBasicAuthentication: HTTP Basic, as DRF's."""
+
+    target_class = "core.authentication.ThrottledBasicAuthentication"

@@ -24,7 +24,12 @@ DOCUMENTED = {
 
 
 def _run(*args: str, extra: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DATABASE_URL")}
+    # the test run's own switches (DEBUG, a database, pytest's DJANGO_* flags) are not production's
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEBUG", "DATABASE_URL") and not k.startswith("DJANGO_")
+    }
     env.update(DOCUMENTED)
     env.update(extra or {})
     for name in drop:
