@@ -9,8 +9,11 @@ from core.auth import ThrottledAuthenticationForm
 admin.site.site_header = "Winnow administration"
 admin.site.site_title = "Winnow admin"
 
+handler500 = "core.web.server_error"  # a 503 page when the database cannot be reached
+
 urlpatterns = [
     path("", views.home, name="home"),
+    path("health/", views.health, name="health"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
