@@ -182,8 +182,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=6 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-    # Sessions are read from Redis on every request and written through to the database.
+    # When Redis cannot be reached the cache answers misses (core.cache, logged once) and
+    # the pages carry on from the database: sessions are read from Redis on every request
+    # and written through to the database, which they are read from on a miss.
+    CACHES = {"default": {"BACKEND": "core.cache.FallbackRedisCache", "LOCATION": REDIS_URL}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 if WINNOW_PRODUCTION:

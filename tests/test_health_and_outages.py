@@ -82,11 +82,12 @@ def test_health_with_a_real_redis_broker_and_cache(client, monkeypatch, settings
             pytest.fail(message)
         pytest.skip(message)
     from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
 
     from config.celery import app
 
     monkeypatch.setattr(app.conf, "broker_url", url)
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
-    assert type(caches["default"]).__name__ == "RedisCache"  # Django renews the handler on the change
+    assert isinstance(caches["default"], RedisCache)  # Django renews the handler on the change
     body = client.get(reverse("health")).json()
     assert body["broker"]["ok"] is True and body["cache"]["ok"] is True and body["ok"] is True
