@@ -30,9 +30,18 @@ class AssignmentRefused(AnnotationError):
 class AnnotatorPaused(AssignmentRefused):
     """A curator paused the annotator in this campaign."""
 
+    def __init__(
+        self, message: str = "A curator has paused your work on this campaign; no items for now."
+    ) -> None:
+        super().__init__(message)
+
 
 class CampaignNotActive(AssignmentRefused):
     """The campaign is a draft, paused or closed."""
+
+    @classmethod
+    def of(cls, *, name: str, status: str) -> CampaignNotActive:
+        return cls(f"The campaign {name} is {status}; no items are handed out.")
 
 
 class JudgmentRefused(AnnotationError):

@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from annotation.errors import AnnotatorPaused, AssignmentRefused, CampaignNotActive
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -108,6 +109,33 @@ def my_progress(*, campaign: Campaign, annotator: Any, now: datetime | None = No
     ).exists()
     paused = CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator, paused=True).exists()
     return MyProgress(done=done, remaining=remaining + int(current), paused=paused)
+
+
+def assignment_current(
+    *, campaign: Campaign, annotator: Any, now: datetime | None = None
+) -> Assignment | None:
+    """The live lease the annotator holds in this campaign, if any (reading leases nothing)."""
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(
+            campaign_item__campaign=campaign,
+            annotator=annotator,
+            status=AssignmentStatus.LEASED,
+            expires_at__gt=now,
+        )
+        .order_by("leased_at", "pk")
+        .first()
+    )
+
+
+def assignment_refusal(*, campaign: Campaign, progress: MyProgress) -> AssignmentRefused | None:
+    """Why no item would be handed out now (the campaign is not active, the annotator is
+    paused), as ``assignment_next`` would refuse; None when the annotator may start."""
+    if campaign.status != CampaignStatus.ACTIVE:
+        return CampaignNotActive.of(name=campaign.name, status=campaign.status)
+    if progress.paused:
+        return AnnotatorPaused()
+    return None
 
 
 # --- curator views ---------------------------------------------------------------------

@@ -45,14 +45,18 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 
 def _annotate_context(
-    request: HttpRequest, campaign: Any, assignment: Assignment | None, **extra: Any
+    request: HttpRequest,
+    campaign: Any,
+    assignment: Assignment | None,
+    progress: selectors.MyProgress | None = None,
+    **extra: Any,
 ) -> dict:
     spec = task_spec(campaign.task)
     context: dict[str, Any] = {
         "campaign": campaign,
         "spec": spec,
         "assignment": assignment,
-        "progress": selectors.my_progress(campaign=campaign, annotator=request.user),
+        "progress": progress or selectors.my_progress(campaign=campaign, annotator=request.user),
         **extra,
     }
     if assignment is not None:
@@ -64,11 +68,28 @@ def _annotate_context(
 
 @login_required
 def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
-    """The annotator's page. GET: the current (or next) item. POST: submit an answer,
-    then the next item (htmx: the item fragment; without JavaScript: redirect)."""
+    """The annotator's page. GET shows the item in hand, or a Start button: opening the
+    page leases nothing (a link preview, a prefetch or a crawler would hold an item).
+    POST leases: ``start`` asks for the next item; an ``assignment`` with an answer submits
+    it, then asks for the next one. htmx gets the item fragment; without JavaScript the
+    answer is a redirect to the page, which shows the item now in hand."""
     _require(user_can_annotate, request)
     template = "annotation/campaign_annotate.html"
-    if request.method == "POST":
+    if request.method != "POST":
+        campaign = selectors.campaign_get(user=request.user, name=name)
+        progress = selectors.my_progress(campaign=campaign, annotator=request.user)
+        current = selectors.assignment_current(campaign=campaign, annotator=request.user)
+        refusal = selectors.assignment_refusal(campaign=campaign, progress=progress)
+        context = _annotate_context(
+            request,
+            campaign,
+            current,
+            progress,
+            refused=str(refusal) if refusal is not None and current is None else "",
+            start=current is None and refusal is None and progress.remaining > 0,
+        )
+        return render(request, template + "#item" if _htmx(request) else template, context)
+    if "assignment" in request.POST:
         # The annotator's own lease decides the campaign: an answer on an item in hand is
         # recorded even if the campaign was closed meanwhile.
         try:
@@ -91,8 +112,6 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
             if _htmx(request):
                 return render(request, template + "#item", context)
             return render(request, template, context, status=400)
-        if not _htmx(request):
-            return redirect("annotation:campaign-annotate", name=campaign.name)
     else:
         campaign = selectors.campaign_get(user=request.user, name=name)
     refused = ""
@@ -101,10 +120,10 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
         following = services.assignment_next(campaign=campaign, annotator=request.user)
     except services.AssignmentRefused as exc:
         refused = str(exc)
+    if not _htmx(request) and following is not None:
+        return redirect("annotation:campaign-annotate", name=campaign.name)
     context = _annotate_context(request, campaign, following, refused=refused)
-    if _htmx(request):
-        return render(request, template + "#item", context)
-    return render(request, template, context)
+    return render(request, template + "#item" if _htmx(request) else template, context)
 
 
 # --- curator ---------------------------------------------------------------------------

@@ -115,9 +115,7 @@ def assignment_next(
     annotator = signed_in(annotator)
     now = now or timezone.now()
     if campaign.status != CampaignStatus.ACTIVE:
-        raise CampaignNotActive(
-            f"The campaign {campaign.name} is {campaign.status}; no items are handed out."
-        )
+        raise CampaignNotActive.of(name=campaign.name, status=campaign.status)
     k = campaign.judgments_per_item
     sql = _next_sql(connection.vendor == "postgresql")
     when = connection.ops.adapt_datetimefield_value(now)
@@ -132,7 +130,7 @@ def assignment_next(
             row = cursor.fetchone()
         paused, current = row[-2], row[-1]
         if paused:
-            raise AnnotatorPaused("A curator has paused your work on this campaign; no items for now.")
+            raise AnnotatorPaused()
         if current is not None:
             return Assignment.objects.select_related("campaign_item").get(pk=current)
         draw = rng.random() if rng is not None else random.random()

@@ -20,7 +20,7 @@
     if (started && elapsed && started.value) elapsed.value = String(Date.now() - Number(started.value));
   }, true);
   document.addEventListener("keydown", function (e) {
-    var form = document.getElementById("annotate-form");
+    var form = document.getElementById("annotate-form") || document.getElementById("start-form");
     if (!form || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "Enter") {
       if (e.target.tagName === "TEXTAREA" && e.shiftKey) return;  // a new line

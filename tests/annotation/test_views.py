@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import CampaignAnnotator, Judgment
+from annotation.models import Assignment, CampaignAnnotator, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
 from tests.datasets.factories import ReasonFactory, SchemaFactory
 
@@ -29,6 +29,13 @@ def _assignment_in(html):
 def _login(client, user):
     client.force_login(user)
     return client
+
+
+def _start(client, url):
+    """Press Start without JavaScript: the POST leases, the page it redirects to shows the item."""
+    response = client.post(url, {"start": "1"}, follow=True)
+    assert response.redirect_chain == [(url, 302)]
+    return response
 
 
 ANNOTATOR_PAGES = [("annotation:campaign-annotate", "get"), ("annotation:campaign-annotate", "post")]
@@ -92,10 +99,41 @@ def test_annotator_sees_the_campaign_list_with_own_progress(client, annotator, c
     assert reverse("annotation:campaign-annotate", args=["sw"]) in response.content.decode()
 
 
+def test_opening_the_annotator_page_leases_nothing_until_start(client, annotator, campaign):
+    _login(client, annotator)
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    for _ in range(2):  # a reload, a link preview, a prefetch
+        page = client.get(url)
+        assert page.status_code == 200 and page.context["assignment"] is None
+        html = page.content.decode()
+        assert 'id="start-form"' in html and 'name="start"' in html and 'name="answer"' not in html
+    assert not Assignment.objects.exists()
+    assert not CampaignAnnotator.objects.exists()
+    response = client.post(url, {"start": "1"}, HTTP_HX_REQUEST="true")  # with htmx: the fragment
+    lease = Assignment.objects.get()
+    assert lease.annotator == annotator
+    assert _assignment_in(response.content.decode()) == lease.pk
+    # the page shows the item in hand from now on, and reading it leases nothing more
+    for _ in range(2):
+        assert client.get(url).context["assignment"] == lease
+    assert Assignment.objects.count() == 1
+
+
+def test_a_finished_campaign_offers_no_start(client, annotator, campaign):
+    _login(client, annotator)
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    for _ in range(2):
+        lease = assignment_next(campaign=campaign, annotator=annotator)
+        assert lease is not None
+        judgment_submit(annotator=annotator, assignment=lease, answer="switchable")
+    html = client.get(url).content.decode()
+    assert 'id="done"' in html and 'id="start-form"' not in html
+
+
 def test_annotating_without_javascript_post_and_redirect(client, annotator, campaign):
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
-    page = client.get(url)
+    page = _start(client, url)
     html = page.content.decode()
     assert page.status_code == 200
     assert "<kbd>y</kbd>" in html and "<kbd>n</kbd>" in html
@@ -113,7 +151,7 @@ def test_annotating_without_javascript_post_and_redirect(client, annotator, camp
 def test_htmx_post_returns_the_next_item_fragment(client, annotator, campaign):
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
-    lease = client.get(url).context["assignment"]
+    lease = _start(client, url).context["assignment"]
     response = client.post(url, {"assignment": lease.pk, "answer": "not_switchable"}, HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert response.status_code == 200
@@ -130,7 +168,7 @@ def test_htmx_post_returns_the_next_item_fragment(client, annotator, campaign):
 def test_a_double_click_records_one_judgment(client, annotator, campaign):
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
-    lease = client.get(url).context["assignment"]
+    lease = _start(client, url).context["assignment"]
     for _ in range(2):
         client.post(url, {"assignment": lease.pk, "answer": "switchable"}, HTTP_HX_REQUEST="true")
     assert Judgment.objects.count() == 1
@@ -139,7 +177,7 @@ def test_a_double_click_records_one_judgment(client, annotator, campaign):
 def test_an_invalid_answer_shows_the_same_item_with_an_error(client, annotator, campaign):
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
-    lease = client.get(url).context["assignment"]
+    lease = _start(client, url).context["assignment"]
     response = client.post(url, {"assignment": lease.pk, "answer": "dunno"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert "answer: &#x27;dunno&#x27; is not one of" in response.content.decode()
@@ -168,7 +206,7 @@ def test_the_annotator_page_is_blind(client, make_annotators, curator):
     lease = assignment_next(campaign=campaign, annotator=a)
     judgment_submit(annotator=a, assignment=lease, answer="not_switchable")
     _login(client, b)
-    html = client.get(reverse("annotation:campaign-annotate", args=["b"])).content.decode()
+    html = _start(client, reverse("annotation:campaign-annotate", args=["b"])).content.decode()
     for leak in ("not_switchable: 1", "gold", "agreement", a.username, "votes"):
         assert leak not in html
 
@@ -186,7 +224,7 @@ def test_each_task_shows_its_content(client, annotator, task, items, shown, hidd
     ReasonFactory.create() if items == "reasons" else SchemaFactory.create()
     campaign_create(name="t", task=task, items=items)
     _login(client, annotator)
-    html = client.get(reverse("annotation:campaign-annotate", args=["t"])).content.decode()
+    html = _start(client, reverse("annotation:campaign-annotate", args=["t"])).content.decode()
     for s in shown:
         assert s in html
     for s in hidden:
@@ -199,7 +237,7 @@ def test_comve_check_hides_the_key(client, annotator):
     ComVEItemFactory.create(references=["SECRET REFERENCE"])
     campaign_create(name="cc", task="comve_check", items="comve")
     _login(client, annotator)
-    response = client.get(reverse("annotation:campaign-annotate", args=["cc"]))
+    response = _start(client, reverse("annotation:campaign-annotate", args=["cc"]))
     html = response.content.decode()
     assert "He put an elephant into the fridge." in html and "<kbd>c</kbd>" in html
     assert "SECRET REFERENCE" not in html
@@ -213,6 +251,7 @@ def test_paused_annotator_is_told_so(client, annotator, campaign):
     _login(client, annotator)
     html = client.get(reverse("annotation:campaign-annotate", args=["sw"])).content.decode()
     assert 'id="refused"' in html and "paused" in html
+    assert 'id="start-form"' not in html and not Assignment.objects.exists()
 
 
 def test_curator_creates_a_campaign_on_the_page(client, curator):
@@ -309,7 +348,7 @@ def test_an_answer_on_an_item_in_hand_is_recorded_after_the_campaign_closed(clie
 
     _login(client, annotator)
     url = reverse("annotation:campaign-annotate", args=[campaign.name])
-    lease = client.get(url).context["assignment"]
+    lease = _start(client, url).context["assignment"]
     campaign_status_set(campaign=campaign, status=CampaignStatus.CLOSED)
     response = client.post(url, {"assignment": lease.pk, "answer": "switchable"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
@@ -322,7 +361,7 @@ def test_a_post_naming_another_campaign_or_garbage_records_nothing(client, annot
     SchemaFactory.create()
     campaign_create(name="other", task="associativity", items="schemas")
     _login(client, annotator)
-    lease = client.get(reverse("annotation:campaign-annotate", args=["sw"])).context["assignment"]
+    lease = _start(client, reverse("annotation:campaign-annotate", args=["sw"])).context["assignment"]
     other = reverse("annotation:campaign-annotate", args=["other"])
     assert client.post(other, {"assignment": lease.pk, "answer": "switchable"}).status_code == 404
     assert client.post(other, {"assignment": "x", "answer": "switchable"}).status_code == 404

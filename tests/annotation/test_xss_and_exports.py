@@ -43,7 +43,9 @@ def test_crowd_written_reason_is_text_on_the_annotator_page(client, annotator):
     ReasonFactory.create(text=EVIL_TEXT)
     campaign_create(name="pl", task="reason_plausibility", items="reasons")
     client.force_login(annotator)
-    html = client.get(reverse("annotation:campaign-annotate", args=["pl"])).content.decode()
+    html = client.post(
+        reverse("annotation:campaign-annotate", args=["pl"]), {"start": "1"}, follow=True
+    ).content.decode()
     _assert_inert(html)
 
 
@@ -53,9 +55,8 @@ def test_crowd_text_in_schemas_is_text_in_every_task_view(client, annotator):
     for task in ("switchability", "reason_writing"):
         campaign_create(name=task.replace("_", "-"), task=task, items="schemas")
         client.force_login(annotator)
-        html = client.get(
-            reverse("annotation:campaign-annotate", args=[task.replace("_", "-")])
-        ).content.decode()
+        url = reverse("annotation:campaign-annotate", args=[task.replace("_", "-")])
+        html = client.post(url, {"start": "1"}, follow=True).content.decode()
         _assert_inert(html)
         assert "<b>the trophy</b>" not in html
 
@@ -96,7 +97,9 @@ def test_written_reasons_are_text_on_the_curator_page_and_untouched_in_exports(c
     row = next(csv.DictReader(io.StringIO(raw.decode())))
     assert row["text"] == '\'=HYPERLINK("http://x") ' + EVIL_TEXT
     client.force_login(annotator)
-    html = client.get(reverse("annotation:campaign-annotate", args=["pl"])).content.decode()
+    html = client.post(
+        reverse("annotation:campaign-annotate", args=["pl"]), {"start": "1"}, follow=True
+    ).content.decode()
     _assert_inert(html)
 
 

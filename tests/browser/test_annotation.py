@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation.models import Campaign, Judgment
+from annotation.models import Assignment, Campaign, Judgment
 from annotation.services import assignment_next, campaign_create, judgment_submit
 from core.roles import Role
 from datasets.models import ComVEItem, Reason
@@ -21,9 +21,18 @@ def _still_same_document(page):
     return page.evaluate("window.__sameDocument === true")
 
 
-def _answer_choice_campaign(page, name, keys):
+def _open(page, name):
+    """Open a campaign's page (which leases nothing) and start by keyboard if no item is in hand."""
     page.goto(f"/annotation/campaigns/{name}/")
     _mark_page(page)
+    if page.locator("#start-form").count():
+        page.keyboard.press("Enter")  # Start
+        page.wait_for_selector("#annotate-form, #done, #refused")
+        assert _still_same_document(page), "starting reloaded the page"
+
+
+def _answer_choice_campaign(page, name, keys):
+    _open(page, name)
     for key in keys:
         before = page.locator("input[name=assignment]").get_attribute("value")
         page.locator("#item").click(position={"x": 2, "y": 2})  # focus the page, not a field
@@ -60,10 +69,13 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     login(page, annotator)
 
     page.goto("/annotation/campaigns/sw/")
+    assert page.locator("#start-form").is_visible() and not page.locator("#original").count()
+    assert not Assignment.objects.exists()  # opening the page leased nothing
+    _open(page, "sw")
     assert page.locator("#original").inner_text() != page.locator("#switched").inner_text()
     assert page.locator("kbd", has_text="y").first.is_visible()
     _answer_choice_campaign(page, "sw", ["y", "n"])
-    page.goto("/annotation/campaigns/as/")
+    _open(page, "as")
     assert page.locator("#clause").inner_text() in ("it is too large", "he wasn't successful")
     _answer_choice_campaign(page, "as", ["n", "y"])
     _answer_choice_campaign(page, "pl", ["y", "n"])
@@ -71,8 +83,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     _answer_choice_campaign(page, "cc", ["2a"])
 
     # reason writing: type the reason, Enter submits
-    page.goto("/annotation/campaigns/rw/")
-    _mark_page(page)
+    _open(page, "rw")
     assert "refers to" in page.locator("label.prompt").inner_text()
     page.locator("textarea[name=text]").focus()
     page.keyboard.type("a trophy that is too large cannot fit into a smaller suitcase")
@@ -81,7 +92,7 @@ def test_annotator_finishes_items_of_every_task_by_keyboard(page, login, annotat
     assert _still_same_document(page)
 
     # ComVE writing: fields typed, radios chosen with Space, Enter submits
-    page.goto("/annotation/campaigns/cw/")
+    _open(page, "cw")
     fields = {
         "statement_0": "He drinks milk.",
         "statement_1": "He drinks a chair.",
@@ -157,7 +168,7 @@ def test_a_second_annotator_is_never_shown_an_item_with_k_judgments(
     )
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=1)
     login(page, annotator)
-    page.goto("/annotation/campaigns/sw/")
+    _open(page, "sw")
     first_sentence = page.locator("#original").inner_text()
     assert first_sentence  # annotator 1 holds one item
     page.locator("#item").click(position={"x": 2, "y": 2})
@@ -169,7 +180,7 @@ def test_a_second_annotator_is_never_shown_an_item_with_k_judgments(
 
     other = new_page()
     login(other, annotator2)
-    other.goto("/annotation/campaigns/sw/")
+    _open(other, "sw")
     # annotator 1 judged one item (K=1) and holds a lease on the other: nothing for annotator 2
     assert other.locator("#done").is_visible()
     assert first_sentence not in other.locator("#item").inner_text()
@@ -218,8 +229,11 @@ def test_annotating_works_without_javascript(browser, live_server, login, annota
     try:
         page = context.new_page()
         login(page, annotator)
+        page.goto("/annotation/campaigns/sw/")
+        page.click("#start-form button[type=submit]")  # a plain POST, then a redirect
+        page.wait_for_load_state()
         for answer in ("switchable", "not_switchable"):
-            page.goto("/annotation/campaigns/sw/")
+            page.goto("/annotation/campaigns/sw/")  # the item in hand
             page.check(f"input[name=answer][value={answer}]")
             page.click("form.annotate-form button[type=submit]")  # a plain POST, then a redirect
             page.wait_for_load_state()
