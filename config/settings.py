@@ -48,6 +48,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # before whitenoise, so static files carry the policy too
+    "core.web.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -203,6 +205,12 @@ if WINNOW_PRODUCTION:
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+
+# Content-Security-Policy (core.web): enforced; WINNOW_CSP_REPORT_ONLY=1 sends it as
+# Content-Security-Policy-Report-Only instead (violations reported, nothing blocked), to
+# WINNOW_CSP_REPORT_URI when set.
+WINNOW_CSP_REPORT_ONLY = env.bool("WINNOW_CSP_REPORT_ONLY", default=False)
+WINNOW_CSP_REPORT_URI = env.str("WINNOW_CSP_REPORT_URI", default="")
 
 LOGGING = {
     "version": 1,

@@ -259,7 +259,7 @@ def test_researcher_sees_the_run_with_its_violin_plot_and_tables(client, researc
     page = client.get(reverse("cloze:run-detail", args=[finished_run.pk]))
     html = page.content.decode()
     assert page.status_code == 200
-    assert html.count("<svg") == 2 and html.count("<path") >= 4
+    assert html.count("<svg xmlns") == 2 and html.count("<path") >= 4
     assert "0.390" in html and "0.906" in html and "63 of 83" in html
     assert "He poured orange juice on his cereal." in html or "He drinks apple." in html
     assert str(finished_run.results["dispersion"]["pearson_accuracy_precision_weighted"]) in html

@@ -142,7 +142,7 @@ def test_leaderboard_ranks_runs_and_draws_inline_svg_charts(client, researcher, 
     client.force_login(researcher)
     page = client.get(reverse("evaluation:leaderboard", args=[first.release_name, first.release_version]))
     html = page.content.decode()
-    assert html.count("<svg") == 3  # overall, per knowledge type, switched vs unswitched
+    assert html.count("<svg xmlns") == 3  # overall, per knowledge type, switched vs unswitched
     assert "Accuracy per knowledge type" in html and "unswitched" in html
     assert "cdn" not in html.lower()
     ranked = (
