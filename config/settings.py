@@ -94,6 +94,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["TEST"] = {"NAME": env.str("WINNOW_TEST_DATABASE_NAME", default=None)}
+# Two roles on PostgreSQL (docs/operations.md): DATABASE_URL is the application's role,
+# which reads and writes rows only (`manage.py db_roles`); DATABASE_OWNER_URL, the same
+# database as the owner of its tables, is what `migrate` and `db_roles` connect as.
+if env.str("DATABASE_OWNER_URL", default=""):
+    DATABASES["owner"] = env.db("DATABASE_OWNER_URL")
+    DATABASES["owner"].setdefault("CONN_MAX_AGE", 0)
+    DATABASES["owner"]["TEST"] = {"MIRROR": "default"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

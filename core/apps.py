@@ -5,13 +5,13 @@ from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.db.models.signals import m2m_changed, post_migrate, pre_delete
 
 
-def _ensure_role_groups(**kwargs: Any) -> None:
+def _ensure_role_groups(*, using: str = "default", **kwargs: Any) -> None:
     from django.contrib.auth.models import Group
 
     from core.roles import Role
 
-    for role in Role:
-        Group.objects.get_or_create(name=role.value)
+    for role in Role:  # on the database migrate ran on (the owner's alias, when set)
+        Group.objects.using(using).get_or_create(name=role.value)
 
 
 def _groups_changed(*, action: str, instance: Any, reverse: bool, pk_set: Any, **kwargs: Any) -> None:

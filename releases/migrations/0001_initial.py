@@ -16,14 +16,16 @@ MODELS = ("release", "releaseitem", "releasefile")
 
 def move_content_types(apps, schema_editor, source="datasets", target="releases"):  # type: ignore[no-untyped-def]
     ContentType = apps.get_model("contenttypes", "ContentType")  # noqa: N806
+    # the database migrate runs on (the owner's alias, docs/operations.md), not the default
+    types = ContentType.objects.using(schema_editor.connection.alias)
     for model in MODELS:
-        old = ContentType.objects.filter(app_label=source, model=model).first()
+        old = types.filter(app_label=source, model=model).first()
         if old is None:
             continue
         # a stray row made for the target before this ran holds nothing: the old one wins
-        ContentType.objects.filter(app_label=target, model=model).delete()
+        types.filter(app_label=target, model=model).delete()
         old.app_label = target
-        old.save(update_fields=["app_label"])
+        old.save(update_fields=["app_label"], using=schema_editor.connection.alias)
 
 
 def content_types_back(apps, schema_editor):  # type: ignore[no-untyped-def]
