@@ -238,13 +238,41 @@ def test_restore_with_replace_puts_the_site_back_over_a_changed_one_and_keeps_th
     _source, before, archive = sqlite_site
     target = Site(url=new_database("sqlite"), var=tmp_path / "var")
     target.manage("restore", str(archive))
-    target.manage("release_create", "--help")  # the site works
-    target.run(
-        "-c",
-        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); django.setup();"
-        "from datasets.models import Schema; Schema.objects.all().delete()",
-        check=False,
-    )
+    target.manage("createsuperuser", "--noinput", "--username", "added-later", "--email", "a@example.org")
+    assert target.probe("state")["counts"]["auth.user"] == before["counts"]["auth.user"] + 1
     output = target.manage("restore", "--replace", str(archive)).stdout
     assert "kept aside:" in output and ".before-restore-" in output
     _assert_same_site(before, target.probe("state"))
+
+
+def test_a_restore_that_fails_midway_leaves_no_row_and_no_file_and_says_so(
+    sqlite_site, new_database, tmp_path
+):
+    _source, _before, archive = sqlite_site
+    broken = tmp_path / "broken.tar.gz"
+
+    def miscount(member: str, data: bytes) -> bytes:
+        if member != "manifest.json":
+            return data
+        manifest = json.loads(data)
+        manifest["database"]["counts"]["evaluation.evaluationrun"] += 1  # found out after the rows load
+        return json.dumps(manifest).encode()
+
+    _rewrite_archive(archive, broken, miscount)
+    target = Site(url=new_database("sqlite"), var=tmp_path / "var")
+    result = target.manage("restore", str(broken), check=False)
+    assert result.returncode != 0
+    assert (
+        "restore failed, the database part was rolled back and no file was moved into MEDIA_ROOT"
+        in result.stderr
+    )
+    assert "evaluation.evaluationrun" in result.stderr
+    state = target.probe("state")
+    assert (
+        sum(state["counts"].values())
+        == state["counts"]["contenttypes.contenttype"]
+        + state["counts"]["auth.permission"]
+        + state["counts"]["auth.group"]
+    )  # only what migrate makes
+    assert state["releases"] == [] and state["runs"] == []
+    assert not any(p.is_file() for p in (target.var / "media").rglob("*"))
