@@ -404,6 +404,30 @@ def _path_rewriter(manifest: dict[str, Any], placement: _Placement) -> Callable[
     return rewrite
 
 
+LOAD_BATCH = 500
+
+
+def _insert(model: type[Model], records: list[Any]) -> None:
+    """Rows as they were: the raw INSERT that ``save(raw=True)`` (loaddata) makes for one
+    object, made for a batch; auto_now fields keep their stored values."""
+    if not records:
+        return
+    if model._meta.parents:  # multi-table inheritance: one object at a time, as loaddata
+        for record in records:
+            record.save(using=connection.alias)
+        return
+    fields = list(model._meta.local_concrete_fields)
+    objects = [record.object for record in records]
+    size = max(1, connection.ops.bulk_batch_size(fields, objects))
+    for start in range(0, len(objects), size):
+        model._base_manager._insert(  # type: ignore[attr-defined]
+            objects[start : start + size], fields=fields, using=connection.alias, raw=True
+        )
+    for record in records:
+        for name, values in (record.m2m_data or {}).items():
+            getattr(record.object, name).set(values)
+
+
 def _load(*, staging: Path, manifest: dict[str, Any], rewrite: Callable[[str], str], log: Log) -> int:
     """Every row of the archive into the (migrated, empty) database; returns the row count."""
     models = {model._meta.label_lower: model for model in site_models()}
@@ -421,6 +445,7 @@ def _load(*, staging: Path, manifest: dict[str, Any], rewrite: Callable[[str], s
         if model is None:  # the migration check makes this a bug, not an archive problem
             raise BackupError(f"the archive has rows of {label}, a model this Winnow does not have")
         count = 0
+        batch: list[Any] = []
         with (staging / "database" / f"{label}.jsonl").open(encoding="utf-8") as handle:
             for record in serializers.deserialize("jsonl", handle, using=connection.alias):
                 instance: Any = record.object
@@ -430,8 +455,12 @@ def _load(*, staging: Path, manifest: dict[str, Any], rewrite: Callable[[str], s
                     instance.status = ReleaseStatus.APPROVED
                 for column in PATH_FIELDS.get(label, ()):
                     setattr(instance, column, rewrite(getattr(instance, column)))
-                record.save(using=connection.alias)
+                batch.append(record)
+                if len(batch) >= LOAD_BATCH:
+                    _insert(model, batch)
+                    batch = []
                 count += 1
+            _insert(model, batch)
         expected = manifest["database"]["counts"].get(label)
         if count != expected or model._base_manager.count() != expected:
             raise BackupError(f"{label}: {expected} rows in the archive's manifest, {count} loaded")
