@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "annotation",
     "releases",
     "evaluation",
+    "backups",
 ]
 
 MIDDLEWARE = [

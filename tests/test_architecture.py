@@ -1,6 +1,6 @@
 """The layer contract of docs/architecture.md, as `./winnow test` checks it (import-linter).
 
-The apps import only the ones below them (evaluation > releases > annotation > datasets >
+The apps import only the ones below them (backups > evaluation > releases > annotation > datasets >
 core) and the pure modules import no Django. These tests run the same check on this tree
 and on a copy with one deliberate backward import, which it must refuse.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "core", "datasets", "annotation", "releases", "evaluation")
+PACKAGES = ("config", "core", "datasets", "annotation", "releases", "evaluation", "backups")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
