@@ -17,7 +17,7 @@ import numpy as np
 from evaluation.cloze import math as cm
 from evaluation.cloze.candidates import ClozeModel
 from evaluation.cloze.embeddings import WordVectors
-from evaluation.cloze.text import content_word_indexes, pair_diff, sentence_length, split_words
+from evaluation.cloze.text import PairDiff, content_word_indexes, pair_diff, sentence_length, split_words
 
 SCORES = ("accuracy_uniform", "accuracy_weighted", "precision_uniform", "precision_weighted")
 
@@ -226,6 +226,32 @@ def _phrase_vector(words: tuple[str, ...], vectors: WordVectors) -> cm.Vector | 
     return np.mean(np.vstack(found), axis=0)
 
 
+def _pair_record(
+    pair: Pair, vectors: WordVectors, *, max_span_words: int
+) -> tuple[dict[str, Any], PairDiff | None, list[cm.Vector]]:
+    """A pair's record, its differing span and the choices' vectors; the span is None (and
+    the record says why) when the pair cannot be encoded."""
+    record: dict[str, Any] = {
+        "id": pair.id,
+        "sent0": pair.sent0,
+        "sent1": pair.sent1,
+        "false_index": pair.false_index,
+        "encoded": False,
+    }
+    diff, reason = pair_diff(pair.sent0, pair.sent1, max_span_words=max_span_words)
+    if diff is None:
+        record["reason"] = reason
+        return record, None, []
+    record["choices"] = list(diff.choices)
+    record["context"] = diff.prefix + "___" + diff.suffix
+    found = [_phrase_vector(words, vectors) for words in diff.choice_words]
+    choice_vectors = [v for v in found if v is not None]
+    if len(choice_vectors) != len(found):
+        record["reason"] = "no vector for a choice"
+        return record, None, []
+    return record, diff, choice_vectors
+
+
 def confidence_pair(
     pair: Pair,
     model: ClozeModel,
@@ -238,27 +264,13 @@ def confidence_pair(
     equations: str = cm.DEFAULT_EQUATIONS,
 ) -> dict[str, Any]:
     """Experiment 2 for one pair: mask the differing span, cluster, score both choices."""
-    record: dict[str, Any] = {
-        "id": pair.id,
-        "sent0": pair.sent0,
-        "sent1": pair.sent1,
-        "false_index": pair.false_index,
-        "encoded": False,
-    }
-    diff, reason = pair_diff(pair.sent0, pair.sent1, max_span_words=max_span_words)
+    record, diff, choice_vectors = _pair_record(pair, vectors, max_span_words=max_span_words)
     if diff is None:
-        record["reason"] = reason
-        return record
-    record["choices"] = list(diff.choices)
-    record["context"] = diff.prefix + "___" + diff.suffix
-    choice_vectors = [_phrase_vector(words, vectors) for words in diff.choice_words]
-    if any(v is None for v in choice_vectors):
-        record["reason"] = "no vector for a choice"
         return record
     (candidates,) = model.fill([(diff.prefix, diff.suffix)], k=k, propose_n=propose_n)
     return _confidence_scored(
         record,
-        [v for v in choice_vectors if v is not None],
+        choice_vectors,
         [(c.word, c.prob) for c in candidates],
         vectors,
         seed=seed,
@@ -321,22 +333,16 @@ def confidence_rescore(
     probabilities, with other equations or word vectors: no language model needed."""
     if not record.get("encoded"):
         return dict(record)
-    fresh = {key: record[key] for key in ("id", "sent0", "sent1", "false_index")}
-    fresh["encoded"] = False
-    diff, reason = pair_diff(record["sent0"], record["sent1"], max_span_words=max_span_words)
+    pair = Pair(
+        id=record["id"], sent0=record["sent0"], sent1=record["sent1"], false_index=int(record["false_index"])
+    )
+    fresh, diff, choice_vectors = _pair_record(pair, vectors, max_span_words=max_span_words)
     if diff is None:
-        fresh["reason"] = reason
-        return fresh
-    fresh["choices"] = list(diff.choices)
-    fresh["context"] = diff.prefix + "___" + diff.suffix
-    choice_vectors = [_phrase_vector(words, vectors) for words in diff.choice_words]
-    if any(v is None for v in choice_vectors):
-        fresh["reason"] = "no vector for a choice"
         return fresh
     candidates = [(c["word"], float(c["prob"])) for c in record["candidates"]]
     return _confidence_scored(
         fresh,
-        [v for v in choice_vectors if v is not None],
+        choice_vectors,
         candidates,
         vectors,
         seed=seed,

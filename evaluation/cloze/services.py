@@ -336,30 +336,7 @@ def cloze_results_combine(
         "seconds": round(sum(r.get("seconds", 0) for _, r, _, _ in read), 3),
         "combined_from": [str(f) for f, _, _, _ in read],
     }
-    for name, records in (("dispersion.jsonl", dispersion_records), ("confidence.jsonl", confidence_records)):
-        writer = _JsonlWriter(out / name)
-        for record in records:
-            writer(record)
-        writer.close()
-    with transaction.atomic():
-        run = ClozeRun.objects.create(
-            release=str(first.get("release")),
-            model_path=str(first.get("model")),
-            model_kind=str(first.get("model_kind")),
-            method=str(first.get("method")),
-            embeddings=str(first.get("embeddings")),
-            settings=settings,
-            out_dir=str(out),
-            status=ClozeRunStatus.DONE,
-            seconds=results["seconds"],
-            finished_at=timezone.now(),
-            created_by=account_of(user),
-        )
-        results["run"] = run.pk
-        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-        run.results = results
-        run.save(update_fields=["results"])
-    return run
+    return _finished_run_write(out, results, dispersion_records, confidence_records, user=user)
 
 
 def cloze_rescore(
@@ -449,30 +426,7 @@ def cloze_rescore(
         },
         "rescore_seconds": round(time.perf_counter() - started, 3),
     }
-    for name, records in (("dispersion.jsonl", dispersion_new), ("confidence.jsonl", confidence_new)):
-        writer = _JsonlWriter(out / name)
-        for record in records:
-            writer(record)
-        writer.close()
-    with transaction.atomic():
-        run = ClozeRun.objects.create(
-            release=str(results.get("release")),
-            model_path=str(results.get("model")),
-            model_kind=str(results.get("model_kind")),
-            method=str(results.get("method")),
-            embeddings=str(results.get("embeddings")),
-            settings=settings,
-            out_dir=str(out),
-            status=ClozeRunStatus.DONE,
-            seconds=results.get("seconds"),
-            finished_at=timezone.now(),
-            created_by=account_of(user),
-        )
-        new["run"] = run.pk
-        (out / "results.json").write_text(json.dumps(new, indent=2, ensure_ascii=False), encoding="utf-8")
-        run.results = new
-        run.save(update_fields=["results"])
-    return run
+    return _finished_run_write(out, new, dispersion_new, confidence_new, user=user)
 
 
 def _score_lists(
@@ -491,3 +445,38 @@ def _score_lists(
             ],
         },
     }
+
+
+def _finished_run_write(
+    out: Path,
+    results: dict[str, Any],
+    dispersion_records: list[dict[str, Any]],
+    confidence_records: list[dict[str, Any]],
+    *,
+    user: Actor | None,
+) -> ClozeRun:
+    """Write a run made from stored records (combined or re-scored) and record it as done."""
+    for name, records in (("dispersion.jsonl", dispersion_records), ("confidence.jsonl", confidence_records)):
+        writer = _JsonlWriter(out / name)
+        for record in records:
+            writer(record)
+        writer.close()
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=str(results.get("release")),
+            model_path=str(results.get("model")),
+            model_kind=str(results.get("model_kind")),
+            method=str(results.get("method")),
+            embeddings=str(results.get("embeddings")),
+            settings=results["settings"],
+            out_dir=str(out),
+            status=ClozeRunStatus.DONE,
+            seconds=results.get("seconds"),
+            finished_at=timezone.now(),
+            created_by=account_of(user),
+        )
+        results["run"] = run.pk
+        (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+        run.results = results
+        run.save(update_fields=["results"])
+    return run
