@@ -446,6 +446,28 @@ def test_a_rescore_with_other_equations_equals_a_run_with_them(masked_path, spli
     )
     assert rescored["paper_examples"]["table_1"][5]["text"].startswith("A passport")
     assert ClozeRun.objects.filter(pk=rescored["run"], status=ClozeRunStatus.DONE).exists()
+    # re-scored with its own equations, a run gives its own figures back (from 6-decimal probabilities)
+    call_command(
+        "cloze",
+        rescore=str(tmp_path / "paper"),
+        embeddings=str(glove_file),
+        out=str(tmp_path / "same"),
+        verbosity=0,
+    )
+    same = json.loads((tmp_path / "same" / "results.json").read_text())
+    original = json.loads((tmp_path / "paper" / "results.json").read_text())
+    for name, value in original["dispersion"]["mean"].items():
+        assert same["dispersion"]["mean"][name] == pytest.approx(value, abs=1e-5)
+    assert same["confidence"]["correct"] == original["confidence"]["correct"]
+    pairs = zip(
+        _read_jsonl(tmp_path / "same" / "confidence.jsonl"),
+        _read_jsonl(tmp_path / "paper" / "confidence.jsonl"),
+        strict=True,
+    )
+    for again, first in pairs:
+        assert again.get("candidates") == first.get("candidates")  # same words, probabilities, clusters
+        assert again.get("correct") == first.get("correct")
+        assert again.get("confidence", []) == pytest.approx(first.get("confidence", []), abs=1e-5)
     # the run's own vectors are required: a GloVe run cannot be re-scored without its file
     with pytest.raises(CommandError, match="give that file with --embeddings"):
         call_command("cloze", rescore=str(tmp_path / "paper"), out=str(tmp_path / "x"), verbosity=0)
