@@ -164,9 +164,13 @@ def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reas
     )
     cv = run.metrics["cross_validation"]
     assert cv["computed"] is True
-    for split in ("by_question", "by_reason"):
-        assert cv[split]["n"] == 36 and len(cv[split]["fold_accuracies"]) == 5
-        assert 0.0 <= cv[split]["accuracy"] <= 1.0
+    assert "feed-forward" in cv["classifier"] and "logistic" in cv["logistic"]["classifier"]
+    for result in (cv, cv["logistic"]):
+        for split in ("by_question", "by_reason"):
+            assert result[split]["n"] == 36 and len(result[split]["fold_accuracies"]) == 5
+            assert 0.0 <= result[split]["accuracy"] <= 1.0
+    assert cv["by_question"]["classifier"] == "feedforward"
+    assert cv["logistic"]["by_reason"]["classifier"] == "logistic"
 
 
 @pytest.fixture(scope="module")
