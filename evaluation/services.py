@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import transaction
@@ -25,14 +25,19 @@ from core.errors import WinnowError
 from core.roles import Actor, account_of
 from evaluation import release_data
 from evaluation.metrics.comve import (
+    COMVE_RULES,
+    DEFAULT_COMVE_RULE,
     SUBMISSION_FILES,
     choice_accuracy,
+    explanation_sentence,
     length_normalised_choice,
+    lowest,
+    perplexity,
     subtask_c_bleu,
     write_submission,
 )
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
-from evaluation.metrics.winowhy import cross_validate, winowhy_metrics
+from evaluation.metrics.winowhy import CLASSIFIERS, cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.modeling import load_model
 from evaluation.models import EvaluationRun, Method, RunStatus
@@ -480,12 +485,28 @@ def _winowhy_cross_validation(
     if len(set(questions)) < 5 or len(rows) < 5:
         return {"computed": False, "reason": "fewer than five questions: five folds cannot be filled"}
     features = extract(model, [r.context + r.continuation for r in rows])
+
+    def both(classifier: Literal["feedforward", "logistic"]) -> dict[str, Any]:
+        return {
+            split: cross_validate(
+                features, labels, questions, split=split, classifier=classifier, seed=seed
+            ).as_dict()
+            for split in ("question", "reason")
+        }
+
+    feedforward, logistic = both("feedforward"), both("logistic")
+    # Table 7's setting (the feed-forward network) at the top, the logistic regression beside it
     return {
         "computed": True,
         "features": name,
-        "classifier": "logistic regression on standardised features (scikit-learn)",
-        "by_question": cross_validate(features, labels, questions, split="question", seed=seed).as_dict(),
-        "by_reason": cross_validate(features, labels, questions, split="reason", seed=seed).as_dict(),
+        "classifier": CLASSIFIERS["feedforward"],
+        "by_question": feedforward["question"],
+        "by_reason": feedforward["reason"],
+        "logistic": {
+            "classifier": CLASSIFIERS["logistic"],
+            "by_question": logistic["question"],
+            "by_reason": logistic["reason"],
+        },
     }
 
 
@@ -529,22 +550,29 @@ def _evaluate_comve(
     if data.a:
         golds = [str(x.answer) for x in data.a]
         a_scores: list[list[float]] | None = None
+        a_rules: dict[str, list[str]] = {}
         if method in ("full", "pll"):
-            from evaluation.scorers import score_texts
+            from evaluation.scorers import score_texts, text_token_counts
 
+            texts = [s for x in data.a for s in x.statements]
             flat = score_texts(
-                model,
-                [s for x in data.a for s in x.statements],
-                method=method,
-                batch_size=batch_size,
-                progress=writer.stage(0, len(data.a)),
+                model, texts, method=method, batch_size=batch_size, progress=writer.stage(0, len(data.a))
             )
+            counts = text_token_counts(model, texts, method=method)
             a_scores = [[flat[2 * i], flat[2 * i + 1]] for i in range(len(data.a))]
-            preds = ["0" if s[0] < s[1] else "1" for s in a_scores]  # ties: statement 0
-            a_norm = [
-                str(length_normalised_choice(s, x.statements, lowest=True))
-                for s, x in zip(a_scores, data.a, strict=True)
+            a_perplexities = [
+                [perplexity(flat[2 * i + k], counts[2 * i + k]) for k in (0, 1)] for i in range(len(data.a))
             ]
+            a_rules = {
+                # against common sense: the higher perplexity (ties: statement 0)
+                "perplexity": ["0" if p[0] >= p[1] else "1" for p in a_perplexities],
+                "total": ["0" if s[0] < s[1] else "1" for s in a_scores],
+                "per_character": [
+                    str(length_normalised_choice(s, x.statements, lowest=True))
+                    for s, x in zip(a_scores, data.a, strict=True)
+                ],
+            }
+            preds = a_rules[_comve_rule(run, "a")]
         elif method == "predictions":
             preds = _take(uploaded, "A", [x.id for x in data.a])
         else:
@@ -554,8 +582,10 @@ def _evaluate_comve(
             dict(zip([x.id for x in data.a], preds, strict=True)),
         )
         metrics["a"] = {**acc.as_dict(), "significance": accuracy_significance(acc.correct, acc.n)}
-        if a_scores:
-            metrics["a"]["length_normalised"] = _normalised_accuracy([x.id for x in data.a], golds, a_norm)
+        if a_rules:
+            metrics["a"].update(
+                _rule_accuracies("a", _comve_rule(run, "a"), [x.id for x in data.a], golds, a_rules)
+            )
         submissions[SUBMISSION_FILES["A"]] = [(x.id, p) for x, p in zip(data.a, preds, strict=True)]
         for i, (x, p, g) in enumerate(zip(data.a, preds, golds, strict=True)):
             records.append(
@@ -566,7 +596,15 @@ def _evaluate_comve(
                     "prediction": p,
                     "gold": g,
                     "correct": p == g,
-                    **({"prediction_norm": a_norm[i]} if a_scores else {}),
+                    **(
+                        {
+                            "perplexities": [round(v, 6) for v in a_perplexities[i]],
+                            "prediction_by_rule": {name: r[i] for name, r in a_rules.items()},
+                            "prediction_norm": a_rules["per_character"][i],
+                        }
+                        if a_rules
+                        else {}
+                    ),
                 }
             )
         writer(len(data.a))
@@ -575,21 +613,41 @@ def _evaluate_comve(
     if data.b:
         golds = [x.answer for x in data.b]
         b_scores: list[list[float]] | None = None
+        b_rules: dict[str, list[str]] = {}
         if method in ("full", "pll"):
-            from evaluation.scorers import score_continuations
+            from evaluation.scorers import score_continuations, score_texts, text_token_counts
 
+            half = len(data.b) // 2
             flat = score_continuations(
                 model,
                 [(x.false_sent, " " + o) for x in data.b for o in x.options],
                 method=method,
                 batch_size=batch_size,
-                progress=writer.stage(len(data.a), len(data.b)),
+                progress=writer.stage(len(data.a), half),
             )
             b_scores = [flat[3 * i : 3 * i + 3] for i in range(len(data.b))]
-            preds = ["ABC"[_best_of_three(s)] for s in b_scores]
-            b_norm = [
-                "ABC"[length_normalised_choice(s, x.options)] for s, x in zip(b_scores, data.b, strict=True)
+            sentences = [explanation_sentence(x.false_sent, o) for x in data.b for o in x.options]
+            whole = score_texts(
+                model,
+                sentences,
+                method=method,
+                batch_size=batch_size,
+                progress=writer.stage(len(data.a) + half, len(data.b) - half),
+            )
+            counts = text_token_counts(model, sentences, method=method)
+            b_perplexities = [
+                [perplexity(whole[3 * i + k], counts[3 * i + k]) for k in range(3)]
+                for i in range(len(data.b))
             ]
+            b_rules = {
+                "perplexity": ["ABC"[lowest(p)] for p in b_perplexities],
+                "continuation": ["ABC"[_best_of_three(s)] for s in b_scores],
+                "continuation_per_character": [
+                    "ABC"[length_normalised_choice(s, x.options)]
+                    for s, x in zip(b_scores, data.b, strict=True)
+                ],
+            }
+            preds = b_rules[_comve_rule(run, "b")]
         elif method == "predictions":
             preds = _take(uploaded, "B", [x.id for x in data.b])
         else:
@@ -602,8 +660,10 @@ def _evaluate_comve(
             **acc.as_dict(),
             "significance": accuracy_significance(acc.correct, acc.n, chance=1 / 3),
         }
-        if b_scores:
-            metrics["b"]["length_normalised"] = _normalised_accuracy([x.id for x in data.b], golds, b_norm)
+        if b_rules:
+            metrics["b"].update(
+                _rule_accuracies("b", _comve_rule(run, "b"), [x.id for x in data.b], golds, b_rules)
+            )
         submissions[SUBMISSION_FILES["B"]] = [(x.id, p) for x, p in zip(data.b, preds, strict=True)]
         for i, (xb, p, g) in enumerate(zip(data.b, preds, golds, strict=True)):
             records.append(
@@ -614,7 +674,15 @@ def _evaluate_comve(
                     "prediction": p,
                     "gold": g,
                     "correct": p == g,
-                    **({"prediction_norm": b_norm[i]} if b_scores else {}),
+                    **(
+                        {
+                            "perplexities": [round(v, 6) for v in b_perplexities[i]],
+                            "prediction_by_rule": {name: r[i] for name, r in b_rules.items()},
+                            "prediction_norm": b_rules["continuation_per_character"][i],
+                        }
+                        if b_rules
+                        else {}
+                    ),
                 }
             )
         writer(len(data.a) + len(data.b))
@@ -668,13 +736,37 @@ def _evaluate_comve(
     return metrics, records, submissions, len(records)
 
 
-def _normalised_accuracy(ids: list[str], golds: list[str], predictions: list[str]) -> dict[str, Any]:
-    """Accuracy of the predictions by log-likelihood per character (lm-eval's acc_norm)."""
-    acc = choice_accuracy(dict(zip(ids, golds, strict=True)), dict(zip(ids, predictions, strict=True)))
+def _comve_rule(run: EvaluationRun, subtask: str) -> str:
+    """The rule whose answers a run reports as its subtask's accuracy (setting
+    ``comve_rule_a`` / ``comve_rule_b``; default: perplexity, as the papers)."""
+    rule = str(run.settings.get(f"comve_rule_{subtask}") or DEFAULT_COMVE_RULE)
+    if rule not in COMVE_RULES[subtask]:
+        raise EvaluationError(
+            f"comve_rule_{subtask}: {rule!r} is not a rule of subtask {subtask.upper()} "
+            f"({', '.join(COMVE_RULES[subtask])})"
+        )
+    return rule
+
+
+def _rule_accuracies(
+    subtask: str, headline: str, ids: list[str], golds: list[str], by_rule: dict[str, list[str]]
+) -> dict[str, Any]:
+    """The headline rule's name and every rule's accuracy beside it (``rules``);
+    ``length_normalised`` stays the per-character rule, as before the rules were named."""
+    rules: dict[str, Any] = {}
+    for name, predictions in by_rule.items():
+        acc = choice_accuracy(dict(zip(ids, golds, strict=True)), dict(zip(ids, predictions, strict=True)))
+        rules[name] = {
+            **acc.as_dict(),
+            "wilson_95": list(wilson_interval(acc.correct, acc.n)),
+            "rule": COMVE_RULES[subtask][name],
+        }
+    per_character = "per_character" if subtask == "a" else "continuation_per_character"
     return {
-        **acc.as_dict(),
-        "wilson_95": list(wilson_interval(acc.correct, acc.n)),
-        "rule": "log-likelihood divided by the text's length in characters (lm-evaluation-harness acc_norm)",
+        "rule": headline,
+        "rule_text": COMVE_RULES[subtask][headline],
+        "rules": rules,
+        "length_normalised": rules[per_character],
     }
 
 

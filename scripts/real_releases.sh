@@ -10,6 +10,7 @@
 #   winowhy@1.0.0      the 4,095 WinoWhy reasons with their votes (dataset winowhy)
 #   comve-test@1.0.0   ComVE test split (1,000 items)
 #   comve-train@1.0.0  ComVE training split (10,000 items; the cloze analysis uses it)
+#   senmaking@1.0.0    the Sen-Making pilot set of Wang et al. 2019 (2,021 items, their Table 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -22,6 +23,7 @@ $PY manage.py import_dataset trichelair "$DATA/wsc_switched"
 for split in train test; do
   $PY manage.py import_dataset comve "$DATA/comve/$split"
 done
+$PY manage.py import_dataset senmaking "$DATA/senmaking/dataset.jsonl"
 
 release() {  # NAME DATASET [release_create options]
   local name=$1 dataset=$2; shift 2
@@ -41,4 +43,5 @@ release wsc273 wsc
 release winowhy winowhy
 release comve-test comve --split test
 release comve-train comve --split train
+release senmaking senmaking
 $PY manage.py dataset_summary

@@ -17,7 +17,7 @@ import numpy as np
 from evaluation.cloze import math as cm
 from evaluation.cloze.candidates import ClozeModel
 from evaluation.cloze.embeddings import WordVectors
-from evaluation.cloze.text import content_word_indexes, pair_diff, sentence_length, split_words
+from evaluation.cloze.text import PairDiff, content_word_indexes, pair_diff, sentence_length, split_words
 
 SCORES = ("accuracy_uniform", "accuracy_weighted", "precision_uniform", "precision_weighted")
 
@@ -46,37 +46,58 @@ def _r(x: float | None) -> float | None:
 
 
 def dispersion_statement(
-    statement: Statement, model: ClozeModel, vectors: WordVectors, *, k: int, propose_n: int
+    statement: Statement,
+    model: ClozeModel,
+    vectors: WordVectors,
+    *,
+    k: int,
+    propose_n: int,
+    equations: str = cm.DEFAULT_EQUATIONS,
 ) -> dict[str, Any]:
     """Experiment 1 for one statement: every content word masked in turn."""
     words = split_words(statement.text)
     indexes = content_word_indexes(words)
     gaps = [(statement.text[: words[i].start], statement.text[words[i].end :]) for i in indexes]
     proposals = model.fill(gaps, k=k, propose_n=propose_n)
+    found = [
+        (i, [(c.word, c.prob) for c in candidates]) for i, candidates in zip(indexes, proposals, strict=True)
+    ]
+    return _dispersion_record(statement, words, found, vectors, equations=equations)
+
+
+def _dispersion_record(
+    statement: Statement,
+    words: list[Any],
+    found: list[tuple[int, list[tuple[str, float]]]],
+    vectors: WordVectors,
+    *,
+    equations: str,
+) -> dict[str, Any]:
+    """A statement's record from the replacements (word, probability) of each masked word."""
     masked: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
-    for i, candidates in zip(indexes, proposals, strict=True):
+    for i, candidates in found:
         word = words[i].text
         target = vectors.vector(word)
         if target is None:
             skipped.append({"word": word, "reason": "no vector for the masked word"})
             continue
-        kept = [(c, vectors.vector(c.word)) for c in candidates]
-        usable = [(c, v) for c, v in kept if v is not None]
+        kept = [(w, prob, vectors.vector(w)) for w, prob in candidates]
+        usable = [(w, prob, v) for w, prob, v in kept if v is not None]
         if not usable:
             skipped.append({"word": word, "reason": "no replacement with a vector"})
             continue
-        reps = [v for _, v in usable]
-        probs = [c.prob for c, _ in usable]
-        scores = cm.dispersion_scores(target, reps, probs)
+        reps = [v for _, _, v in usable]
+        probs = [prob for _, prob, _ in usable]
+        scores = cm.dispersion_scores(target, reps, probs, equations=equations)
         masked.append(
             {
                 "index": i,
                 "word": word,
                 "replacements": [
-                    {"word": c.word, "prob": _r(c.prob), "cos": _r(cm.cosine(v, target))} for c, v in usable
+                    {"word": w, "prob": _r(prob), "cos": _r(cm.cosine(v, target))} for w, prob, v in usable
                 ],
-                "dropped": [c.word for c, v in kept if v is None],
+                "dropped": [w for w, _, v in kept if v is None],
                 **{name: _r(value) for name, value in scores.items()},
             }
         )
@@ -91,6 +112,28 @@ def dispersion_statement(
     for name in SCORES:
         record[name] = _r(statistics.fmean(m[name] for m in masked)) if masked else None
     return record
+
+
+def dispersion_rescore(record: dict[str, Any], vectors: WordVectors, *, equations: str) -> dict[str, Any]:
+    """A stored experiment-1 record scored again with other equations (or other word
+    vectors) from its stored replacements and probabilities: no language model needed.
+
+    The probabilities are the stored ones (6 decimals). Replacements that had no vector
+    when the record was made were stored without their probability, and masked words
+    skipped then were stored without replacements: both stay out, as they were.
+    """
+    statement = Statement(id=record["id"], text=record["text"], sensible=record.get("sensible"))
+    words = split_words(statement.text)
+    found = [
+        (int(m["index"]), [(x["word"], float(x["prob"])) for x in m["replacements"]])
+        for m in record["masked"]
+    ]
+    fresh = _dispersion_record(statement, words, found, vectors, equations=equations)
+    dropped = {int(m["index"]): m["dropped"] for m in record["masked"]}
+    for m in fresh["masked"]:
+        m["dropped"] = dropped.get(int(m["index"]), []) + m["dropped"]
+    fresh["skipped"] = list(record.get("skipped", [])) + fresh["skipped"]
+    return fresh
 
 
 def dispersion_summary(records: list[dict[str, Any]], *, table_rows: int = 5) -> dict[str, Any]:
@@ -145,6 +188,7 @@ def run_dispersion(
     *,
     k: int = 10,
     propose_n: int = 30,
+    equations: str = cm.DEFAULT_EQUATIONS,
     progress: Progress | None = None,
     on_record: OnRecord | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -155,7 +199,9 @@ def run_dispersion(
     interrupted = False
     try:
         for n, statement in enumerate(items, start=1):
-            records.append(dispersion_statement(statement, model, vectors, k=k, propose_n=propose_n))
+            records.append(
+                dispersion_statement(statement, model, vectors, k=k, propose_n=propose_n, equations=equations)
+            )
             if on_record:
                 on_record(records[-1])
             if progress:
@@ -163,6 +209,7 @@ def run_dispersion(
     except KeyboardInterrupt:
         interrupted = True  # stopped by hand: keep what was done, say so
     summary = dispersion_summary(records)
+    summary["equations"] = equations
     summary["requested"] = len(items)
     summary["interrupted"] = interrupted
     summary["seconds"] = round(time.perf_counter() - started, 3)
@@ -179,17 +226,11 @@ def _phrase_vector(words: tuple[str, ...], vectors: WordVectors) -> cm.Vector | 
     return np.mean(np.vstack(found), axis=0)
 
 
-def confidence_pair(
-    pair: Pair,
-    model: ClozeModel,
-    vectors: WordVectors,
-    *,
-    k: int,
-    propose_n: int,
-    seed: int,
-    max_span_words: int = 3,
-) -> dict[str, Any]:
-    """Experiment 2 for one pair: mask the differing span, cluster, score both choices."""
+def _pair_record(
+    pair: Pair, vectors: WordVectors, *, max_span_words: int
+) -> tuple[dict[str, Any], PairDiff | None, list[cm.Vector]]:
+    """A pair's record, its differing span and the choices' vectors; the span is None (and
+    the record says why) when the pair cannot be encoded."""
     record: dict[str, Any] = {
         "id": pair.id,
         "sent0": pair.sent0,
@@ -200,31 +241,79 @@ def confidence_pair(
     diff, reason = pair_diff(pair.sent0, pair.sent1, max_span_words=max_span_words)
     if diff is None:
         record["reason"] = reason
-        return record
+        return record, None, []
     record["choices"] = list(diff.choices)
     record["context"] = diff.prefix + "___" + diff.suffix
-    choice_vectors = [_phrase_vector(words, vectors) for words in diff.choice_words]
-    if any(v is None for v in choice_vectors):
+    found = [_phrase_vector(words, vectors) for words in diff.choice_words]
+    choice_vectors = [v for v in found if v is not None]
+    if len(choice_vectors) != len(found):
         record["reason"] = "no vector for a choice"
+        return record, None, []
+    return record, diff, choice_vectors
+
+
+def confidence_pair(
+    pair: Pair,
+    model: ClozeModel,
+    vectors: WordVectors,
+    *,
+    k: int,
+    propose_n: int,
+    seed: int,
+    max_span_words: int = 3,
+    equations: str = cm.DEFAULT_EQUATIONS,
+) -> dict[str, Any]:
+    """Experiment 2 for one pair: mask the differing span, cluster, score both choices."""
+    record, diff, choice_vectors = _pair_record(pair, vectors, max_span_words=max_span_words)
+    if diff is None:
         return record
     (candidates,) = model.fill([(diff.prefix, diff.suffix)], k=k, propose_n=propose_n)
-    usable = [(c, v) for c, v in ((c, vectors.vector(c.word)) for c in candidates) if v is not None]
+    return _confidence_scored(
+        record,
+        choice_vectors,
+        [(c.word, c.prob) for c in candidates],
+        vectors,
+        seed=seed,
+        equations=equations,
+    )
+
+
+def _confidence_scored(
+    record: dict[str, Any],
+    choice_vectors: list[cm.Vector],
+    candidates: list[tuple[str, float]],
+    vectors: WordVectors,
+    *,
+    seed: int,
+    equations: str,
+) -> dict[str, Any]:
+    """Cluster the candidates (word, probability) and score both choices (equations 3-5)."""
+    usable = [
+        (w, prob, v)
+        for w, prob, v in ((w, prob, vectors.vector(w)) for w, prob in candidates)
+        if v is not None
+    ]
     if len(usable) < 2:
         record["reason"] = "fewer than two candidates with vectors"
         return record
+    eq = cm.equations_get(equations)
     centres, cluster_probs, labels = cm.cluster_candidates(
-        [v for _, v in usable], [c.prob for c, _ in usable], seed=seed
+        [v for _, _, v in usable],
+        [prob for _, prob, _ in usable],
+        seed=seed,
+        covariance_type=eq.covariance_type,
+        renormalise=eq.cluster_probability == "renormalised",
     )
-    conf = cm.confidences([v for v in choice_vectors if v is not None], centres, cluster_probs)
+    conf = cm.confidences(choice_vectors, centres, cluster_probs, distance=eq.distance)
     sensible_pred = 0 if conf[0] >= conf[1] else 1
-    sensible_true = 1 - pair.false_index
+    sensible_true = 1 - int(record["false_index"])
     record.update(
         {
             "encoded": True,
             "reason": "",
             "candidates": [
-                {"word": c.word, "prob": _r(c.prob), "cluster": lab}
-                for (c, _), lab in zip(usable, labels, strict=True)
+                {"word": w, "prob": _r(prob), "cluster": lab}
+                for (w, prob, _), lab in zip(usable, labels, strict=True)
             ],
             "cluster_probs": [_r(p) for p in cluster_probs],
             "confidence": [_r(c) for c in conf],
@@ -235,6 +324,30 @@ def confidence_pair(
         }
     )
     return record
+
+
+def confidence_rescore(
+    record: dict[str, Any], vectors: WordVectors, *, seed: int, equations: str, max_span_words: int
+) -> dict[str, Any]:
+    """A stored experiment-2 record scored again from its stored candidates and
+    probabilities, with other equations or word vectors: no language model needed."""
+    if not record.get("encoded"):
+        return dict(record)
+    pair = Pair(
+        id=record["id"], sent0=record["sent0"], sent1=record["sent1"], false_index=int(record["false_index"])
+    )
+    fresh, diff, choice_vectors = _pair_record(pair, vectors, max_span_words=max_span_words)
+    if diff is None:
+        return fresh
+    candidates = [(c["word"], float(c["prob"])) for c in record["candidates"]]
+    return _confidence_scored(
+        fresh,
+        choice_vectors,
+        candidates,
+        vectors,
+        seed=seed,
+        equations=equations,
+    )
 
 
 def confidence_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -267,6 +380,7 @@ def run_confidence(
     propose_n: int = 30,
     seed: int = 0,
     max_span_words: int = 3,
+    equations: str = cm.DEFAULT_EQUATIONS,
     progress: Progress | None = None,
     on_record: OnRecord | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -279,7 +393,14 @@ def run_confidence(
         for n, pair in enumerate(items, start=1):
             records.append(
                 confidence_pair(
-                    pair, model, vectors, k=k, propose_n=propose_n, seed=seed, max_span_words=max_span_words
+                    pair,
+                    model,
+                    vectors,
+                    k=k,
+                    propose_n=propose_n,
+                    seed=seed,
+                    max_span_words=max_span_words,
+                    equations=equations,
                 )
             )
             if on_record:
@@ -289,7 +410,72 @@ def run_confidence(
     except KeyboardInterrupt:
         interrupted = True
     summary = confidence_summary(records)
+    summary["equations"] = equations
     summary["requested"] = len(items)
     summary["interrupted"] = interrupted
     summary["seconds"] = round(time.perf_counter() - started, 3)
     return records, summary
+
+
+# Qasemi et al. Table 1 ("Some samples from the SemEval training set": sentence, score) and
+# Table 2 ("Expanded example for Leopards have spots on their bodies": top-5 replacements
+# and score of each masked word), quoted from the paper. The paper does not say which of
+# its four scores the tables show, so Winnow reports all four beside them.
+PAPER_TABLE_1: tuple[tuple[str, float], ...] = (
+    ("Grandma knits with thread.", 0.048),
+    ("Leopards have spots on their bodies.", 0.179),
+    ("Dogs shake their tails to express their happiness.", 0.364),
+    ("He parked the car in the garage.", 0.589),
+    ("Very few plants and trees grow in the desert.", 0.728),
+    ("A passport is necessary to travel from one country to another.", 0.950),
+)
+PAPER_TABLE_2: dict[str, tuple[tuple[str, ...], float]] = {
+    "Leopards": (("They", "People", "Women", "Men", "Children"), 0.09),
+    "spots": (("scars", "tattoos", "spots", "scales", "hair"), 0.20),
+    "bodies": (("backs", "back", "faces", "heads", "bodies"), 0.25),
+}
+
+
+def paper_examples(
+    model: ClozeModel, vectors: WordVectors, *, k: int, propose_n: int, equations: str
+) -> dict[str, Any]:
+    """Experiment 1 on the sentences of the paper's Tables 1-2, beside the paper's figures."""
+    records = [
+        dispersion_statement(
+            Statement(id=f"qasemi-table-1-{n}", text=text),
+            model,
+            vectors,
+            k=k,
+            propose_n=propose_n,
+            equations=equations,
+        )
+        for n, (text, _) in enumerate(PAPER_TABLE_1, start=1)
+    ]
+    return paper_examples_table(records)
+
+
+def paper_examples_table(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Tables 1-2 comparison from the six statements' records (computed or re-scored)."""
+    table_1 = [
+        {
+            "text": text,
+            "paper_score": paper,
+            "paper_printed": f"{paper * 100:.1f}%",
+            **{name: r[name] for name in SCORES},
+        }
+        for (text, paper), r in zip(PAPER_TABLE_1, records, strict=True)
+    ]
+    leopards = records[1]
+    table_2 = []
+    for m in leopards["masked"]:
+        paper_words, paper_score = PAPER_TABLE_2.get(m["word"], ((), None))
+        table_2.append(
+            {
+                "word": m["word"],
+                "paper_top_5": list(paper_words),
+                "paper_score": paper_score,
+                "top_5": [x["word"] for x in m["replacements"][:5]],
+                **{name: m[name] for name in SCORES},
+            }
+        )
+    return {"table_1": table_1, "table_2": table_2, "records": records}

@@ -18,7 +18,8 @@ from core.roles import Actor, account_of
 from evaluation.cloze.candidates import load_cloze_model
 from evaluation.cloze.data import PairFileError, read_pairs, statements_of
 from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
-from evaluation.cloze.experiments import SCORES, run_confidence, run_dispersion
+from evaluation.cloze.experiments import SCORES, paper_examples, run_confidence, run_dispersion
+from evaluation.cloze.math import DEFAULT_EQUATIONS, EQUATIONS
 from evaluation.modeling import ModelLoadError
 from evaluation.models import ClozeRun, ClozeRunStatus
 from evaluation.scorers.types import start_token_parse
@@ -41,6 +42,8 @@ class ClozeSettings:
     pairs: int | None = 100  # pairs for experiment 2 (None: all)
     kind: str | None = None  # force "masked" or "causal" for a folder
     start_token: str | int | None = None  # causal LMs: "bos" (None), "eos", a token id or text
+    equations: str = DEFAULT_EQUATIONS  # evaluation.cloze.math.EQUATIONS: "paper" or "renormalised"
+    paper_examples: bool = True  # experiment 1 on the sentences of Qasemi et al. Tables 1-2 too
 
 
 def cloze_source_resolve(*, release: str) -> Path:
@@ -76,6 +79,8 @@ def _validate(settings: ClozeSettings) -> ClozeSettings:
             raise ClozeError(f"{name} must not be negative")
     if settings.kind not in (None, "masked", "causal"):
         raise ClozeError("kind is masked or causal")
+    if settings.equations not in EQUATIONS:
+        raise ClozeError(f"equations are one of {', '.join(EQUATIONS)}, not {settings.equations!r}")
     try:
         return replace(settings, start_token=start_token_parse(settings.start_token))
     except ValueError as exc:
@@ -164,6 +169,7 @@ def cloze_run(
             propose_n=settings.propose_n,
             seed=settings.seed,
             max_span_words=settings.max_span_words,
+            equations=settings.equations,
             progress=(lambda n, total: progress("confidence", n, total)) if progress else None,
             on_record=confidence_file,
         )
@@ -173,8 +179,16 @@ def cloze_run(
             vectors,
             k=settings.k,
             propose_n=settings.propose_n,
+            equations=settings.equations,
             progress=(lambda n, total: progress("dispersion", n, total)) if progress else None,
             on_record=dispersion_file,
+        )
+        examples = (
+            paper_examples(
+                model, vectors, k=settings.k, propose_n=settings.propose_n, equations=settings.equations
+            )
+            if settings.paper_examples and not (confidence["interrupted"] or dispersion["interrupted"])
+            else None
         )
         results: dict[str, Any] = {
             "run": run.pk,
@@ -187,22 +201,11 @@ def cloze_run(
             "start_token": model.start_token if model.kind == "causal" else None,
             "embeddings": run.embeddings,
             "settings": run_settings,
+            "equations": _equations_record(settings.equations),
             "dispersion": dispersion,
+            "paper_examples": examples,
             "confidence": confidence,
-            "scores": {
-                name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
-                for name in SCORES
-            },
-            "confidence_scores": {
-                "predicted_right": [
-                    r["confidence_predicted"] for r in confidence_records if r.get("correct")
-                ],
-                "predicted_wrong": [
-                    r["confidence_predicted"]
-                    for r in confidence_records
-                    if r["encoded"] and not r.get("correct")
-                ],
-            },
+            **_score_lists(dispersion_records, confidence_records),
             "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
             "interrupted": bool(confidence["interrupted"] or dispersion["interrupted"]),
         }
@@ -236,7 +239,17 @@ def _read_part(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list
 
 
 SAME_IN_EVERY_PART = ("model", "model_kind", "method", "embeddings", "source", "start_token_id")
-SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words")
+SAME_SETTINGS = ("k", "propose_n", "seed", "max_span_words", "equations")
+# Runs made before the equations were named (23 Nov 2026) used what is now "renormalised".
+SETTING_BEFORE_NAMED = {"equations": "renormalised"}
+
+
+def _setting(results: dict[str, Any], key: str) -> Any:
+    return results["settings"].get(key, SETTING_BEFORE_NAMED.get(key))
+
+
+def _equations_record(name: str) -> dict[str, str]:
+    return {"name": name, "description": EQUATIONS[name].description}
 
 
 def _same_value(key: str, value: Any) -> Any:
@@ -266,7 +279,7 @@ def cloze_results_combine(
             if _same_value(key, results.get(key)) != _same_value(key, first.get(key)):
                 raise ClozeError(f"{folder}: {key} differs from {read[0][0]} ({results.get(key)!r})")
         for key in SAME_SETTINGS:
-            if results["settings"].get(key) != first["settings"].get(key):
+            if _setting(results, key) != _setting(first, key):
                 raise ClozeError(f"{folder}: setting {key} differs from {read[0][0]}")
     dispersion_records: list[dict[str, Any]] = []
     confidence_records: list[dict[str, Any]] = []
@@ -313,8 +326,114 @@ def cloze_results_combine(
         "release": first.get("release"),
         "start_token": first.get("start_token"),
         "settings": settings,
+        "equations": _equations_record(_setting(first, "equations")),
+        "dispersion": dispersion,
+        "paper_examples": first.get("paper_examples"),
+        "confidence": confidence,
+        **_score_lists(dispersion_records, confidence_records),
+        "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
+        "interrupted": dispersion["interrupted"] or confidence["interrupted"],
+        "seconds": round(sum(r.get("seconds", 0) for _, r, _, _ in read), 3),
+        "combined_from": [str(f) for f, _, _, _ in read],
+    }
+    return _finished_run_write(out, results, dispersion_records, confidence_records, user=user)
+
+
+def cloze_rescore(
+    *,
+    folder: str | Path,
+    out_dir: str | Path,
+    equations: str,
+    model_path: str | None = None,
+    embeddings: str | None = None,
+    user: Actor | None = None,
+) -> ClozeRun:
+    """Score a finished run's stored replacements and candidates again with other equations.
+
+    No language model is run: the records hold each replacement's word and probability.
+    The word vectors must be the run's own: the model's input embeddings (the model is
+    loaded from ``model_path`` or the path the run recorded, for its embedding matrix
+    only) or, when the run used a GloVe file, that file given as ``embeddings``.
+    Experiment 2's mixtures are fitted again with the run's seed.
+    """
+    from evaluation.cloze.experiments import (
+        confidence_rescore,
+        confidence_summary,
+        dispersion_rescore,
+        dispersion_summary,
+        paper_examples_table,
+    )
+
+    if equations not in EQUATIONS:
+        raise ClozeError(f"equations are one of {', '.join(EQUATIONS)}, not {equations!r}")
+    source = Path(folder)
+    results, dispersion_records, confidence_records = _read_part(source)
+    recorded = str(results.get("embeddings") or "")
+    vectors: WordVectors
+    if recorded.startswith("glove:"):
+        if not embeddings:
+            raise ClozeError(
+                f"{source}: the run used word vectors from {recorded}: give that file with --embeddings"
+            )
+        try:
+            vectors = GloveVectors(embeddings)
+        except EmbeddingFileError as exc:
+            raise ClozeError(str(exc)) from exc
+        if f"glove:{Path(embeddings).name}" != recorded.split(" ")[0]:
+            raise ClozeError(f"{embeddings}: the run used {recorded}, not this file")
+    else:
+        if embeddings:
+            raise ClozeError(f"{source}: the run used the model's own input embeddings, not a GloVe file")
+        path = model_path or str(results.get("model") or "")
+        try:
+            model = load_cloze_model(path, start_token=results.get("start_token_id"))
+        except ModelLoadError as exc:
+            raise ClozeError(str(exc)) from exc
+        vectors = ModelInputVectors(model.model, model.tokenizer, space_prefix=model.space_marked)
+    seed = int(results["settings"].get("seed", 0))
+    max_span = int(results["settings"].get("max_span_words", 3))
+    started = time.perf_counter()
+    dispersion_new = [dispersion_rescore(r, vectors, equations=equations) for r in dispersion_records]
+    confidence_new = [
+        confidence_rescore(r, vectors, seed=seed, equations=equations, max_span_words=max_span)
+        for r in confidence_records
+    ]
+    dispersion = {**results["dispersion"], **dispersion_summary(dispersion_new), "equations": equations}
+    confidence = {**results["confidence"], **confidence_summary(confidence_new), "equations": equations}
+    examples = results.get("paper_examples")
+    if examples:
+        examples = paper_examples_table(
+            [dispersion_rescore(r, vectors, equations=equations) for r in examples["records"]]
+        )
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ClozeError(f"{out}: cannot create the output folder ({exc.strerror})") from exc
+    settings = {**results["settings"], "equations": equations, "rescored_from": str(source)}
+    new = {
+        **results,
+        "settings": settings,
+        "equations": _equations_record(equations),
         "dispersion": dispersion,
         "confidence": confidence,
+        "paper_examples": examples,
+        **_score_lists(dispersion_new, confidence_new),
+        "rescored_from": {
+            "folder": str(source),
+            "run": results.get("run"),
+            "equations": _setting(results, "equations"),
+        },
+        "rescore_seconds": round(time.perf_counter() - started, 3),
+    }
+    return _finished_run_write(out, new, dispersion_new, confidence_new, user=user)
+
+
+def _score_lists(
+    dispersion_records: list[dict[str, Any]], confidence_records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The per-statement scores and per-pair confidences behind the run page's violins."""
+    return {
         "scores": {
             name: [r[name] for r in dispersion_records if r["accuracy_weighted"] is not None]
             for name in SCORES
@@ -325,11 +444,18 @@ def cloze_results_combine(
                 r["confidence_predicted"] for r in confidence_records if r["encoded"] and not r.get("correct")
             ],
         },
-        "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],
-        "interrupted": dispersion["interrupted"] or confidence["interrupted"],
-        "seconds": round(sum(r.get("seconds", 0) for _, r, _, _ in read), 3),
-        "combined_from": [str(f) for f, _, _, _ in read],
     }
+
+
+def _finished_run_write(
+    out: Path,
+    results: dict[str, Any],
+    dispersion_records: list[dict[str, Any]],
+    confidence_records: list[dict[str, Any]],
+    *,
+    user: Actor | None,
+) -> ClozeRun:
+    """Write a run made from stored records (combined or re-scored) and record it as done."""
     for name, records in (("dispersion.jsonl", dispersion_records), ("confidence.jsonl", confidence_records)):
         writer = _JsonlWriter(out / name)
         for record in records:
@@ -337,15 +463,15 @@ def cloze_results_combine(
         writer.close()
     with transaction.atomic():
         run = ClozeRun.objects.create(
-            release=str(first.get("release")),
-            model_path=str(first.get("model")),
-            model_kind=str(first.get("model_kind")),
-            method=str(first.get("method")),
-            embeddings=str(first.get("embeddings")),
-            settings=settings,
+            release=str(results.get("release")),
+            model_path=str(results.get("model")),
+            model_kind=str(results.get("model_kind")),
+            method=str(results.get("method")),
+            embeddings=str(results.get("embeddings")),
+            settings=results["settings"],
             out_dir=str(out),
             status=ClozeRunStatus.DONE,
-            seconds=results["seconds"],
+            seconds=results.get("seconds"),
             finished_at=timezone.now(),
             created_by=account_of(user),
         )

@@ -63,6 +63,7 @@ def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
             )
             for name in SCORES
         ],
+        "examples": results.get("paper_examples"),
         "dispersion_chart": dispersion_chart,
         "confidence_chart": confidence_chart,
     }

@@ -66,6 +66,47 @@ def length_normalised_choice(scores: Sequence[float], texts: Sequence[str], *, l
     return max(range(len(per_char)), key=lambda k: (sign * per_char[k], -k))
 
 
+# The rules that choose an answer in subtasks A and B from a language model's scores.
+# "perplexity" is what Wang et al. 2019 (section 4) and the SemEval-2020 Task 4 proposal
+# (section 5) did, and the default; the others are kept by name and reported beside it.
+COMVE_RULES: dict[str, dict[str, str]] = {
+    "a": {
+        "perplexity": "the statement with the higher perplexity is against common sense "
+        "(Wang et al. 2019 section 4; task proposal section 5)",
+        "total": "the statement with the lower total log-probability is against common sense",
+        "per_character": "the lower log-probability per character (lm-evaluation-harness acc_norm)",
+    },
+    "b": {
+        "perplexity": 'the reason whose sentence \'"<false statement>" is against common sense because '
+        "<reason>' has the lowest perplexity (Wang et al. 2019 section 4; task proposal section 5)",
+        "continuation": "the reason with the highest log-probability after the false statement",
+        "continuation_per_character": "the highest log-probability per character of the reason after the "
+        "false statement (lm-evaluation-harness acc_norm)",
+    },
+}
+DEFAULT_COMVE_RULE = "perplexity"
+# Runs made before the rules were named used these as their headline (23 Nov 2026).
+RULE_BEFORE_NAMED = {"a": "total", "b": "continuation"}
+
+
+def explanation_sentence(false_statement: str, reason: str) -> str:
+    """Subtask B's sentence as the papers build it: '"he put an elephant into the fridge" is
+    against common sense because an elephant cannot eat a fridge'. Both texts as given."""
+    return f'"{false_statement}" is against common sense because {reason}'
+
+
+def perplexity(log_probability: float, tokens: int) -> float:
+    """exp of the negative mean log-probability per token (natural log)."""
+    if tokens <= 0:
+        raise ValueError("a perplexity needs at least one token")
+    return math.exp(-log_probability / tokens)
+
+
+def lowest(values: Sequence[float]) -> int:
+    """The index of the lowest value; ties go to the first."""
+    return min(range(len(values)), key=lambda k: (values[k], k))
+
+
 def ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
     counts: Counter[tuple[str, ...]] = Counter()
     for order in range(1, max_order + 1):

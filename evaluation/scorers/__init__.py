@@ -33,6 +33,10 @@ model method runs):
         score_texts of the reason sentence; ComVE A: the statement with the LOWER score is
         the one against common sense; ComVE B: see score_continuations.
 
+    text_token_counts(model, texts, method=...) -> list[int]
+        The number of tokens score_texts scores in each text: a perplexity is
+        exp(-score / count) (ComVE's rules as the papers write them).
+
     score_continuations(model, pairs, method="full"|"pll", ...) -> list[float]
         For (context, continuation) pairs: log P(continuation | context) (causal; exactly
         lm-evaluation-harness's loglikelihood), or the PLL of the continuation's tokens with
@@ -49,7 +53,13 @@ contract of lm-evaluation-harness's `HFLM.loglikelihood`: list[(context, continu
 -> list[(logprob, is_greedy)]. See docs/scoring.md.
 """
 
-from evaluation.scorers.api import read_predictions, score_continuations, score_texts, score_wsc
+from evaluation.scorers.api import (
+    read_predictions,
+    score_continuations,
+    score_texts,
+    score_wsc,
+    text_token_counts,
+)
 from evaluation.scorers.types import (
     METHODS,
     MODEL_METHODS,
@@ -77,5 +87,6 @@ __all__ = [
     "read_predictions",
     "score_continuations",
     "score_texts",
+    "text_token_counts",
     "score_wsc",
 ]

@@ -200,6 +200,24 @@ def score_texts(
     )
 
 
+def text_token_counts(model: LoadedModel, texts: Sequence[str], *, method: str | None = None) -> list[int]:
+    """How many tokens ``score_texts`` scores in each text (the divisor of a perplexity):
+    causal LMs every token of the text after the start token, masked LMs every token but
+    the tokenizer's special ones."""
+    method = method or ("pll" if model.kind == "masked" else "full")
+    if method == "pll":
+        _require_kind(model, "masked", method)
+        from evaluation.scorers.masked import _encode
+
+        return [len(_encode(model, t)[1]) for t in texts]
+    if method == "full":
+        _require_kind(model, "causal", method)
+        from evaluation.scorers.causal import encode_pair
+
+        return [len(encode_pair(model, "", t)[1]) for t in texts]
+    raise ScoringError(f"token counts are for the methods 'full' and 'pll', not {method!r}")
+
+
 def score_continuations(
     model: LoadedModel,
     pairs: Sequence[tuple[str, str]],

@@ -263,6 +263,11 @@ def test_researcher_sees_the_run_with_its_violin_plot_and_tables(client, researc
     assert "0.390" in html and "0.906" in html and "63 of 83" in html
     assert "He poured orange juice on his cereal." in html or "He drinks apple." in html
     assert str(finished_run.results["dispersion"]["pearson_accuracy_precision_weighted"]) in html
+    assert "<strong>paper</strong>: Qasemi et al. as written" in html
+    # the paper's Tables 1-2 beside this run's scores of the same sentences
+    assert 'id="paper-table-1"' in html and "Grandma knits with thread." in html
+    assert "<td>17.9%</td>" in html  # 0.179 shown as the paper prints it
+    assert "They, People, Women, Men, Children" in html and "0.548" in html
 
 
 def test_statements_are_escaped_on_the_run_page(client, researcher, finished_run):
@@ -388,3 +393,102 @@ def test_a_model_given_by_a_relative_path_is_recorded_resolved_and_combines(
         "cloze", combine=[str(tmp_path / "a"), str(tmp_path / "b")], out=str(tmp_path / "c"), verbosity=0
     )
     assert len(_read_jsonl(tmp_path / "c" / "dispersion.jsonl")) == 3
+
+
+@pytest.mark.django_db
+def test_runs_use_the_papers_equations_by_default_and_name_them(masked_path, split, tmp_path):
+    paper = _cloze(split, masked_path, tmp_path / "paper", limit=4, pairs=5)
+    other = _cloze(split, masked_path, tmp_path / "other", limit=4, pairs=5, equations="renormalised")
+    assert paper["equations"]["name"] == "paper" and paper["settings"]["equations"] == "paper"
+    assert other["equations"]["name"] == "renormalised"
+    first = _read_jsonl(tmp_path / "paper" / "dispersion.jsonl")[0]["masked"][0]
+    # equation 1 as written: sum of p_i cos(r_i, w), from the record's own replacements
+    assert first["accuracy_weighted"] == pytest.approx(
+        sum(x["prob"] * x["cos"] for x in first["replacements"]), abs=1e-5
+    )
+    same = _read_jsonl(tmp_path / "other" / "dispersion.jsonl")[0]["masked"][0]
+    total = sum(x["prob"] for x in same["replacements"])
+    assert same["accuracy_weighted"] == pytest.approx(
+        sum(x["prob"] * x["cos"] for x in same["replacements"]) / total, abs=1e-5
+    )
+    with pytest.raises(CommandError, match="setting equations differs"):
+        call_command(
+            "cloze",
+            combine=[str(tmp_path / "paper"), str(tmp_path / "other")],
+            out=str(tmp_path / "c"),
+            verbosity=0,
+        )
+
+
+@pytest.mark.django_db
+def test_a_rescore_with_other_equations_equals_a_run_with_them(masked_path, split, glove_file, tmp_path):
+    common = {"limit": 6, "pairs": 5, "embeddings": str(glove_file)}
+    _cloze(split, masked_path, tmp_path / "paper", **common)
+    direct = _cloze(split, masked_path, tmp_path / "direct", equations="renormalised", **common)
+    call_command(
+        "cloze",
+        rescore=str(tmp_path / "paper"),
+        equations="renormalised",
+        embeddings=str(glove_file),
+        out=str(tmp_path / "rescored"),
+        verbosity=0,
+    )
+    rescored = json.loads((tmp_path / "rescored" / "results.json").read_text())
+    assert rescored["equations"]["name"] == "renormalised"
+    assert rescored["rescored_from"]["equations"] == "paper"
+    for key in ("pearson_accuracy_precision_uniform", "pearson_accuracy_precision_weighted"):
+        assert rescored["dispersion"][key] == pytest.approx(direct["dispersion"][key], abs=1e-4)
+    for name, value in direct["dispersion"]["mean"].items():
+        assert rescored["dispersion"]["mean"][name] == pytest.approx(value, abs=1e-4)
+    assert rescored["confidence"]["correct"] == direct["confidence"]["correct"]
+    assert rescored["confidence"]["confidence_predicted_right"] == pytest.approx(
+        direct["confidence"]["confidence_predicted_right"], abs=1e-4
+    )
+    assert rescored["paper_examples"]["table_1"][5]["text"].startswith("A passport")
+    assert ClozeRun.objects.filter(pk=rescored["run"], status=ClozeRunStatus.DONE).exists()
+    # re-scored with its own equations, a run gives its own figures back (from 6-decimal probabilities)
+    call_command(
+        "cloze",
+        rescore=str(tmp_path / "paper"),
+        embeddings=str(glove_file),
+        out=str(tmp_path / "same"),
+        verbosity=0,
+    )
+    same = json.loads((tmp_path / "same" / "results.json").read_text())
+    original = json.loads((tmp_path / "paper" / "results.json").read_text())
+    for name, value in original["dispersion"]["mean"].items():
+        assert same["dispersion"]["mean"][name] == pytest.approx(value, abs=1e-5)
+    assert same["confidence"]["correct"] == original["confidence"]["correct"]
+    pairs = zip(
+        _read_jsonl(tmp_path / "same" / "confidence.jsonl"),
+        _read_jsonl(tmp_path / "paper" / "confidence.jsonl"),
+        strict=True,
+    )
+    for again, first in pairs:
+        assert again.get("candidates") == first.get("candidates")  # same words, probabilities, clusters
+        assert again.get("correct") == first.get("correct")
+        assert again.get("confidence", []) == pytest.approx(first.get("confidence", []), abs=1e-5)
+    # the run's own vectors are required: a GloVe run cannot be re-scored without its file
+    with pytest.raises(CommandError, match="give that file with --embeddings"):
+        call_command("cloze", rescore=str(tmp_path / "paper"), out=str(tmp_path / "x"), verbosity=0)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.django_db
+def test_the_papers_table_1_and_2_sentences_are_scored_beside_the_papers_figures(
+    masked_path, split, tmp_path
+):
+    from evaluation.cloze.experiments import PAPER_TABLE_1
+
+    results = _cloze(split, masked_path, tmp_path / "out", limit=1, pairs=0)
+    examples = results["paper_examples"]
+    assert [row["text"] for row in examples["table_1"]] == [text for text, _ in PAPER_TABLE_1]
+    assert examples["table_1"][1]["paper_score"] == 0.179
+    leopards = examples["records"][1]
+    assert examples["table_1"][1]["accuracy_weighted"] == leopards["accuracy_weighted"]
+    assert [row["word"] for row in examples["table_2"]] == [m["word"] for m in leopards["masked"]]
+    assert {"Leopards", "spots", "bodies"} >= {
+        row["word"] for row in examples["table_2"] if row["paper_score"]
+    }
+    skipped = _cloze(split, masked_path, tmp_path / "none", limit=1, pairs=0, no_paper_examples=True)
+    assert skipped["paper_examples"] is None

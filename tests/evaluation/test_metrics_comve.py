@@ -137,3 +137,20 @@ def test_length_normalised_choice_divides_by_characters_by_hand():
     assert length_normalised_choice([-2.0, -4.0], ["ab", "abcd"]) == 0  # a tie goes to the first
     with pytest.raises(ValueError, match="one score per text"):
         length_normalised_choice([-1.0], ["a", "b"])
+
+
+def test_subtask_b_sentence_and_perplexity_as_the_papers_write_them():
+    from evaluation.metrics.comve import COMVE_RULES, explanation_sentence, lowest, perplexity
+
+    # Wang et al. 2019 section 4's example, built exactly
+    assert (
+        explanation_sentence("he put an elephant into the fridge", "an elephant cannot eat a fridge")
+        == '"he put an elephant into the fridge" is against common sense because an elephant cannot eat a fridge'
+    )
+    # exp of the negative mean log-probability: -6 over 3 tokens -> e^2
+    assert perplexity(-6.0, 3) == pytest.approx(math.exp(2.0))
+    with pytest.raises(ValueError, match="at least one token"):
+        perplexity(-1.0, 0)
+    assert lowest([3.0, 1.0, 1.0]) == 1  # ties: the first
+    assert set(COMVE_RULES["a"]) == {"perplexity", "total", "per_character"}
+    assert set(COMVE_RULES["b"]) == {"perplexity", "continuation", "continuation_per_character"}

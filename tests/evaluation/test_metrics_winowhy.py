@@ -89,10 +89,11 @@ def _question_features(seed: int, questions: int = 40, per_question: int = 6, di
     return x, y, q
 
 
-def test_cross_validation_by_reason_can_memorise_questions_but_by_question_cannot():
+@pytest.mark.parametrize("classifier", ["feedforward", "logistic"])
+def test_cross_validation_by_reason_can_memorise_questions_but_by_question_cannot(classifier):
     x, y, q = _question_features(0)
-    by_reason = cross_validate(x, y, q, split="reason", seed=0)
-    by_question = cross_validate(x, y, q, split="question", seed=0)
+    by_reason = cross_validate(x, y, q, split="reason", classifier=classifier, seed=0)
+    by_question = cross_validate(x, y, q, split="question", classifier=classifier, seed=0)
     assert by_reason.n == by_question.n == 240
     assert len(by_reason.fold_accuracies) == len(by_question.fold_accuracies) == 5
     assert by_reason.accuracy is not None and by_question.accuracy is not None
@@ -100,13 +101,15 @@ def test_cross_validation_by_reason_can_memorise_questions_but_by_question_canno
     assert by_question.accuracy < 0.75  # unseen questions: random labels cannot be learned
 
 
-def test_cross_validation_learns_a_real_signal_in_both_splits():
+@pytest.mark.parametrize("classifier", ["feedforward", "logistic"])
+def test_cross_validation_learns_a_real_signal_in_both_splits(classifier):
     rng = np.random.default_rng(1)
     y = rng.random(300) < 0.5
     x = np.c_[y + 0.3 * rng.normal(size=300), rng.normal(size=(300, 3))]
     q = np.arange(300) // 5
     for split in ("question", "reason"):
-        r = cross_validate(x, y, q, split=split)
+        r = cross_validate(x, y, q, split=split, classifier=classifier)
+        assert r.as_dict()["classifier"] == classifier
         assert r.accuracy is not None
         assert r.accuracy > 0.9
         assert r.as_dict()["mean_fold_accuracy"] == pytest.approx(np.mean(r.fold_accuracies))
@@ -118,6 +121,29 @@ def test_cross_validation_by_question_never_splits_a_question(monkeypatch):
 
     for train, test in GroupKFold(n_splits=5, shuffle=True, random_state=0).split(x, y, q):
         assert not set(q[train]) & set(q[test])
+
+
+def test_the_feedforward_classifier_is_two_layers_trained_ten_epochs(monkeypatch):
+    from sklearn.neural_network import MLPClassifier
+
+    fitted = []
+    original = MLPClassifier.fit
+
+    def spy(self, x, y):
+        result = original(self, x, y)
+        fitted.append(self)
+        return result
+
+    monkeypatch.setattr(MLPClassifier, "fit", spy)
+    x, y, q = _question_features(3, questions=10, per_question=4, dims=6)
+    r = cross_validate(x, y, q, split="reason", classifier="feedforward", seed=1)
+    assert len(fitted) == 5 and r.classifier == "feedforward"
+    for model in fitted:
+        assert model.n_layers_ == 3  # input, one hidden layer, output: two layers of weights
+        assert [w.shape[1] for w in model.coefs_] == [300, 1]
+        assert model.n_iter_ == 10  # ten epochs, stopped there by design
+    with pytest.raises(ValueError, match="classifier must be one of feedforward, logistic"):
+        cross_validate(x, y, q, split="reason", classifier="svm")  # type: ignore[arg-type]
 
 
 def test_cross_validation_rejects_mismatched_inputs():

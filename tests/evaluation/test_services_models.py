@@ -1,6 +1,7 @@
 """The service with a real (tiny, random) causal LM built in the test: scores flow into metrics."""
 
 import json
+import math
 import re
 
 import pytest
@@ -92,6 +93,25 @@ def test_winowhy_with_a_tiny_causal_lm_thresholds_its_scores(tmp_path, tiny_caus
     assert run.metrics["best_threshold"]["correct"] >= run.metrics["majority_baseline"]["correct"]
 
 
+def _reference_log_probability(model_folder):
+    """(log P(text | start token), tokens) computed here with transformers alone, for checking."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_folder)
+    model = AutoModelForCausalLM.from_pretrained(model_folder).eval()
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+
+    def score(text):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(torch.tensor([[start, *ids]])).logits[0, :-1]
+        logp = torch.log_softmax(logits.double(), dim=-1)
+        return float(sum(logp[i, t] for i, t in enumerate(ids))), len(ids)
+
+    return score
+
+
 def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored(
     tmp_path, tiny_causal, client, researcher
 ):
@@ -100,12 +120,41 @@ def test_comve_with_a_tiny_causal_lm_scores_a_and_b_and_says_why_c_is_not_scored
         run=evaluation_run_create(release=str(release), method="full", model_path=str(tiny_causal))
     )
     lines = _lines(run)
-    for line in (x for x in lines if x["variant"] == "a"):  # the less likely statement is against sense
-        assert line["prediction"] == ("0" if line["scores"][0] < line["scores"][1] else "1")
-    for line in (x for x in lines if x["variant"] == "b"):  # the most likely reason explains it
-        assert line["prediction"] == "ABC"[line["scores"].index(max(line["scores"]))]
+    comve = release_data.read_comve(release_data.open_release_folder(release))
+    items = {x.id: x for x in comve.b}
+    statements = {x.id: x.statements for x in comve.a}
+    reference = _reference_log_probability(tiny_causal)
+    for line in (x for x in lines if x["variant"] == "a"):
+        # the papers' rule, the headline: the statement with the higher perplexity is against sense
+        expected = [math.exp(-lp / n) for lp, n in map(reference, statements[line["id"]])]
+        assert line["perplexities"] == pytest.approx(expected, rel=1e-4)
+        assert line["prediction"] == ("0" if expected[0] >= expected[1] else "1")
+        # the total log-probability's rule beside it: the less likely statement
+        assert line["prediction_by_rule"]["total"] == ("0" if line["scores"][0] < line["scores"][1] else "1")
+    for line in (x for x in lines if x["variant"] == "b"):
+        # '"<false statement>" is against common sense because <reason>', the lowest perplexity
+        sentences = [
+            f'"{items[line["id"]].false_sent}" is against common sense because {o}'
+            for o in items[line["id"]].options
+        ]
+        expected = [math.exp(-lp / n) for lp, n in map(reference, sentences)]
+        assert line["perplexities"] == pytest.approx(expected, rel=1e-4)
+        assert line["prediction"] == "ABC"[expected.index(min(expected))]
+        # the reason alone after the statement, beside it: the most likely reason
+        assert line["prediction_by_rule"]["continuation"] == "ABC"[line["scores"].index(max(line["scores"]))]
     assert run.metrics["a"]["n"] == 3 and run.metrics["b"]["n"] == 2
-    items = {x.id: x for x in release_data.read_comve(release_data.open_release_folder(release)).b}
+    assert run.metrics["a"]["rule"] == run.metrics["b"]["rule"] == "perplexity"
+    for task, rules in (
+        ("a", ("perplexity", "total", "per_character")),
+        ("b", ("perplexity", "continuation", "continuation_per_character")),
+    ):
+        task_lines = [x for x in lines if x["variant"] == task]
+        assert tuple(run.metrics[task]["rules"]) == rules
+        for rule in rules:
+            assert run.metrics[task]["rules"][rule]["correct"] == sum(
+                x["prediction_by_rule"][rule] == x["gold"] for x in task_lines
+            )
+        assert run.metrics[task]["correct"] == run.metrics[task]["rules"]["perplexity"]["correct"]
     for line in (x for x in lines if x["variant"] == "b"):  # per character: lm-eval's acc_norm
         per_char = [s / len(o) for s, o in zip(line["scores"], items[line["id"]].options, strict=True)]
         assert line["prediction_norm"] == "ABC"[per_char.index(max(per_char))]
@@ -164,9 +213,13 @@ def test_winowhy_cross_validation_runs_on_model_features_by_question_and_by_reas
     )
     cv = run.metrics["cross_validation"]
     assert cv["computed"] is True
-    for split in ("by_question", "by_reason"):
-        assert cv[split]["n"] == 36 and len(cv[split]["fold_accuracies"]) == 5
-        assert 0.0 <= cv[split]["accuracy"] <= 1.0
+    assert "feed-forward" in cv["classifier"] and "logistic" in cv["logistic"]["classifier"]
+    for result in (cv, cv["logistic"]):
+        for split in ("by_question", "by_reason"):
+            assert result[split]["n"] == 36 and len(result[split]["fold_accuracies"]) == 5
+            assert 0.0 <= result[split]["accuracy"] <= 1.0
+    assert cv["by_question"]["classifier"] == "feedforward"
+    assert cv["logistic"]["by_reason"]["classifier"] == "logistic"
 
 
 @pytest.fixture(scope="module")

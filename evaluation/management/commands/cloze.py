@@ -8,7 +8,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_results_combine, cloze_run
+from evaluation.cloze.math import DEFAULT_EQUATIONS, EQUATIONS
+from evaluation.cloze.services import (
+    ClozeError,
+    ClozeSettings,
+    cloze_rescore,
+    cloze_results_combine,
+    cloze_run,
+)
 from evaluation.scorers.types import START_HELP
 
 
@@ -17,7 +24,9 @@ class Command(BaseCommand):
         "Cloze-test analysis of a model (Qasemi et al.): experiment 1, dispersion of the "
         "replacements of every content word of the first --limit statements; experiment 2, "
         "confidence on the first --pairs ComVE subtask-A pairs. Writes results.json, "
-        "dispersion.jsonl and confidence.jsonl into --out and records the run."
+        "dispersion.jsonl and confidence.jsonl into --out and records the run. --equations paper "
+        "(the default) uses Qasemi et al.'s equations as written; --rescore DIR scores a finished "
+        "run's stored replacements again with other equations, without running the model."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,6 +51,25 @@ class Command(BaseCommand):
             metavar="DIR",
             help="instead of running: combine the output folders of runs of the same model and "
             "settings on parts of the data (e.g. --offset 0 and --offset 500) into --out",
+        )
+        parser.add_argument(
+            "--rescore",
+            metavar="DIR",
+            help="instead of running: score the stored replacements and candidates of the finished run "
+            "in DIR again with --equations into --out (loads --model, or the model the run recorded, "
+            "for its input embeddings only; a run that used --embeddings needs that file again)",
+        )
+        parser.add_argument(
+            "--equations",
+            choices=list(EQUATIONS),
+            default=DEFAULT_EQUATIONS,
+            help="; ".join(f"{name}: {eq.description}" for name, eq in EQUATIONS.items())
+            + f" (default {DEFAULT_EQUATIONS})",
+        )
+        parser.add_argument(
+            "--no-paper-examples",
+            action="store_true",
+            help="skip experiment 1 on the six sentences of Qasemi et al. Tables 1-2 (run by default)",
         )
         parser.add_argument("--pairs", type=int, default=100, help="pairs for experiment 2 (default 100)")
         parser.add_argument(
@@ -70,8 +98,21 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
             self._report(run)
             return
+        if options["rescore"]:
+            try:
+                run = cloze_rescore(
+                    folder=options["rescore"],
+                    out_dir=options["out"],
+                    equations=options["equations"],
+                    model_path=options["model"],
+                    embeddings=options["embeddings"],
+                )
+            except ClozeError as exc:
+                raise CommandError(str(exc)) from exc
+            self._report(run)
+            return
         if not options["release"] or not options["model"]:
-            raise CommandError("--release and --model are required (unless --combine)")
+            raise CommandError("--release and --model are required (unless --combine or --rescore)")
         if options["threads"]:
             import torch
 
@@ -86,6 +127,8 @@ class Command(BaseCommand):
             pairs=options["pairs"],
             kind=options["kind"],
             start_token=options["start_token"],
+            equations=options["equations"],
+            paper_examples=not options["no_paper_examples"],
         )
         verbose = options["verbosity"] >= 2
 
@@ -116,6 +159,8 @@ class Command(BaseCommand):
         start = run.results.get("start_token")
         conditioned = f"; start token {start!r}" if start else ""
         self.stdout.write(f"cloze run #{run.pk}: {run.method}{conditioned}; vectors: {run.embeddings}")
+        equations = run.results.get("equations") or {"name": "renormalised"}
+        self.stdout.write(f"equations: {equations['name']}")
         self.stdout.write(
             f"experiment 1: {d['scored']}/{d['statements']} statements, "
             f"r(acc, prec) uniform {d['pearson_accuracy_precision_uniform']}, "
