@@ -40,7 +40,7 @@ class RefusedUpload:
 
     @property
     def message(self) -> str:
-        return f"{self.name} is larger than the upload limit of {self.limit_mb} MB; nothing was read from it."
+        return f"{self.name} is larger than the upload limit of {self.limit_mb} MB; it was not kept."
 
 
 class SizeLimitUploadHandler(FileUploadHandler):
