@@ -31,7 +31,10 @@ class RunStartForm(LimitedUploadForm):
     names from lists, never a path on the server."""
 
     release = forms.ChoiceField(
-        error_messages={"invalid_choice": "Choose a published release from the list."},
+        error_messages={
+            "invalid_choice": "Choose a published release from the list.",
+            "required": "Choose a published release.",
+        },
         help_text="Only published releases are scored.",
     )
     method = forms.ChoiceField(choices=Method.choices)
@@ -99,7 +102,10 @@ class ClozeStartForm(forms.Form):
     """A cloze analysis of a registry model on a published ComVE (or Sen-Making) release."""
 
     release = forms.ChoiceField(
-        error_messages={"invalid_choice": "Choose a published release from the list."},
+        error_messages={
+            "invalid_choice": "Choose a published release from the list.",
+            "required": "Choose a published release.",
+        },
         help_text="Published ComVE and Sen-Making releases: their subtask A pairs are read.",
     )
     model = forms.ChoiceField(
