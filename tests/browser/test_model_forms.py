@@ -42,6 +42,16 @@ def _submit_without_a_release(page) -> None:
     page.locator("form.run-form .errorlist", has_text="Choose a published release.").wait_for()
 
 
+def _open_form(page, login, user, url: str, device: str) -> None:
+    """Sign in on the device's screen, open the form; it fits and lists the registry's models."""
+    page.set_viewport_size(VIEWPORTS[device])
+    login(page, user)
+    page.goto(url)
+    _fits(page, VIEWPORTS[device]["width"])
+    assert page.locator("select[name=model] option", has_text="tiny-bert (masked LM").count() == 1
+    _shoot(page, f"{url.strip('/')}-form-{device}")
+
+
 def _fits(page, width: int) -> None:
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
@@ -50,12 +60,7 @@ def _fits(page, width: int) -> None:
 def test_the_evaluation_form_in_a_browser_refuses_a_big_upload_and_a_model_of_the_wrong_kind(
     page, login, researcher, setup, device
 ):
-    page.set_viewport_size(VIEWPORTS[device])
-    login(page, researcher)
-    page.goto("/evaluation/")
-    _fits(page, VIEWPORTS[device]["width"])
-    assert page.locator("select[name=model] option", has_text="tiny-bert (masked LM").count() == 1
-    _shoot(page, f"evaluation-form-{device}")
+    _open_form(page, login, researcher, "/evaluation/", device)
 
     big = setup / "predictions.csv"
     big.write_bytes(b"id,prediction\n" + b"x,0\n" * 300_000)
@@ -81,12 +86,7 @@ def test_the_evaluation_form_in_a_browser_refuses_a_big_upload_and_a_model_of_th
 def test_the_cloze_form_in_a_browser_offers_lists_and_says_what_is_wrong(
     page, login, researcher, setup, device
 ):
-    page.set_viewport_size(VIEWPORTS[device])
-    login(page, researcher)
-    page.goto("/cloze/")
-    _fits(page, VIEWPORTS[device]["width"])
-    assert page.locator("select[name=model] option", has_text="tiny-bert (masked LM").count() == 1
-    _shoot(page, f"cloze-form-{device}")
+    _open_form(page, login, researcher, "/cloze/", device)
 
     page.select_option("select[name=model]", "tiny-bert")
     page.fill("input[name=start_token]", "eos")
