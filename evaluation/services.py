@@ -59,6 +59,10 @@ class EvaluationError(WinnowError):
     status = 400
 
 
+class PredictionsRefused(EvaluationError):
+    """An uploaded predictions file the run could not use; the message names it by its own name."""
+
+
 # --- where things are -------------------------------------------------------------------
 
 
@@ -229,7 +233,7 @@ def _predictions_check(folder: release_data.ReleaseFolder, path: Path, name: str
         else:
             _comve_uploads(path)
     except (PredictionsFileError, EvaluationError, ValueError, OSError) as exc:
-        raise EvaluationError(_public_message(str(exc), {path: name})) from exc
+        raise PredictionsRefused(_public_message(str(exc), {path: name})) from exc
 
 
 def _public_message(message: str, names: dict[Path, str]) -> str:
@@ -717,8 +721,8 @@ def _evaluate_comve(
             metrics["c"] = {
                 "computed": False,
                 "reason": "subtask C needs generated explanations: upload them (subtaskC_answers.csv) "
-                "with --method predictions, or ask a causal LM run to generate them "
-                "(evaluate --generate-explanations); scoring alone ranks given texts",
+                "as uploaded predictions, or ask a causal LM run to generate them (the option "
+                "'generate explanations'); scoring alone ranks given texts",
             }
         else:
             refs = {x.id: list(x.references) for x in data.c}

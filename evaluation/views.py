@@ -22,7 +22,7 @@ from evaluation.forms import RunStartForm
 from evaluation.metrics.common import knowledge_type_order
 from evaluation.models import RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.services import EvaluationError, evaluation_run_create
+from evaluation.services import EvaluationError, PredictionsRefused, evaluation_run_create
 from evaluation.tasks import evaluation_run_task
 
 
@@ -79,7 +79,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
         except EvaluationError as exc:
             if saved is not None:
                 saved.unlink(missing_ok=True)  # a refused upload is not kept
-            form.add_error(None, str(exc))
+            if isinstance(exc, PredictionsRefused):
+                form.add_error("predictions", f"{exc}; the file was not kept.")
+            else:
+                form.add_error(None, str(exc))
         else:
             evaluation_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
             messages.success(request, f"Run #{run.pk} queued.")

@@ -211,7 +211,9 @@ def test_a_refused_predictions_upload_leaves_no_file_and_is_named_by_its_own_nam
     )
     assert response.status_code == 400
     html = response.content.decode()
-    assert "my-preds.jsonl" in html
+    start = html.index('<ul class="errorlist')
+    assert "my-preds.jsonl, row 1, field &#x27;id&#x27;" in html[start : html.index("</ul>", start)]
+    assert html.index('name="predictions"') < start  # said beside the upload field
     assert str(settings.WINNOW_UPLOAD_DIR) not in html and ".upload" not in html
     assert _uploaded_files(settings) == []
     assert not EvaluationRun.objects.exists()
