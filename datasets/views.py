@@ -8,7 +8,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from datasets.forms import ImportUploadForm, upload_name
+from core.uploads import refused_uploads, upload_name
+from datasets.forms import ImportUploadForm
 from datasets.permissions import user_can_import
 from datasets.services import DatasetImportError, ImportResult, dataset_import
 
@@ -20,7 +21,11 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     if not user_can_import(user=request.user):
         raise PermissionDenied
     posted = request.method == "POST"
-    form = ImportUploadForm(request.POST, request.FILES) if posted else ImportUploadForm()
+    form = (
+        ImportUploadForm(request.POST, request.FILES, refused_uploads=refused_uploads(request))
+        if posted
+        else ImportUploadForm()
+    )
     result: ImportResult | None = None
     error: DatasetImportError | None = None
     status = 200
@@ -48,7 +53,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                     error = exc
                     status = exc.status
         else:
-            status = 400
+            status = 413 if form.too_large else 400
     counts = list(result.counts.items()) if result else []
     context = {"form": form, "result": result, "counts": counts, "error": error}
     if getattr(request, "htmx", False):  # set by django_htmx's middleware

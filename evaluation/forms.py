@@ -1,22 +1,47 @@
+from typing import Any
+
 from django import forms
 from django.core.validators import RegexValidator
 
+from core.uploads import LimitedUploadForm
 from evaluation.models import Method
+from evaluation.registry import RegistryModel
+from evaluation.scorers.types import MODEL_METHODS
+from releases.models import Release
+
+# What each model method needs of the model it scores with.
+METHOD_KIND = {"full": "causal", "partial": "causal", "pll": "masked"}
 
 
-class RunStartForm(forms.Form):
-    # The web takes published releases by name only; a folder path on the server is for
-    # the command line (a researcher must not point the server at arbitrary folders).
-    release = forms.CharField(
-        max_length=200,
-        help_text="NAME@VERSION of a published release",
-        validators=[
-            RegexValidator(r"^[-a-zA-Z0-9_]+@\d+\.\d+\.\d+$", "give NAME@VERSION of a published release")
-        ],
+def offer_choices(
+    form: forms.Form, releases: list[Release], models: list[RegistryModel], *, empty: str
+) -> dict[str, RegistryModel]:
+    """Fill the form's release and model lists; the registry's models by name."""
+    release_field, model_field = form.fields["release"], form.fields["model"]
+    assert isinstance(release_field, forms.ChoiceField) and isinstance(model_field, forms.ChoiceField)
+    release_field.choices = [("", "Choose a published release")] + [
+        (f"{r.name}@{r.version}", f"{r.name}@{r.version} ({r.get_dataset_display()})") for r in releases
+    ]
+    model_field.choices = [("", empty)] + [(m.name, m.label) for m in models]
+    return {m.name: m for m in models}
+
+
+class RunStartForm(LimitedUploadForm):
+    """A run on a published release, with a model of the server's registry: the web takes
+    names from lists, never a path on the server."""
+
+    release = forms.ChoiceField(
+        error_messages={
+            "invalid_choice": "Choose a published release from the list.",
+            "required": "Choose a published release.",
+        },
+        help_text="Only published releases are scored.",
     )
     method = forms.ChoiceField(choices=Method.choices)
-    model_path = forms.CharField(
-        max_length=500, required=False, help_text="Local Hugging Face folder or GGUF file on the server"
+    model = forms.ChoiceField(
+        required=False,
+        error_messages={"invalid_choice": "Choose a model from the list."},
+        help_text="The models this server offers (its models folder and the models installed packages ship).",
     )
     predictions = forms.FileField(required=False, help_text="For the method 'uploaded predictions'")
     start_token = forms.CharField(
@@ -32,3 +57,91 @@ class RunStartForm(forms.Form):
         required=False,
         help_text="ComVE with a causal LM: generate subtask C explanations and score their BLEU",
     )
+
+    def __init__(
+        self, *args: Any, releases: list[Release], models: list[RegistryModel], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.models = offer_choices(
+            self, releases, models, empty="No model (baselines, uploaded predictions)"
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        method = data.get("method")
+        if method is None:
+            return data
+        model = self.models.get(data.get("model") or "")
+        if method in MODEL_METHODS:
+            needed = METHOD_KIND[method]
+            if "model" in self.errors:
+                pass
+            elif model is None:
+                self.add_error("model", f"The method '{Method(method).label}' needs a model: choose one.")
+            elif model.kind != needed:
+                self.add_error(
+                    "model",
+                    f"{model.name} is a {model.kind_label}; the method '{Method(method).label}' needs a "
+                    f"{needed} LM.",
+                )
+        elif model is not None:
+            self.add_error("model", f"The method '{Method(method).label}' uses no model: leave it empty.")
+        if method == Method.PREDICTIONS:
+            if not data.get("predictions") and "predictions" not in self.errors:
+                self.add_error("predictions", "Upload the predictions file for this method.")
+        elif data.get("predictions"):
+            self.add_error(
+                "predictions", "A predictions file goes with the method 'uploaded predictions' only."
+            )
+        if data.get("start_token") and method not in MODEL_METHODS and "start_token" not in self.errors:
+            self.add_error("start_token", "A start token applies to a model's methods only: leave it empty.")
+        return data
+
+
+class ClozeStartForm(forms.Form):
+    """A cloze analysis of a registry model on a published ComVE (or Sen-Making) release."""
+
+    release = forms.ChoiceField(
+        error_messages={
+            "invalid_choice": "Choose a published release from the list.",
+            "required": "Choose a published release.",
+        },
+        help_text="Published ComVE and Sen-Making releases: their subtask A pairs are read.",
+    )
+    model = forms.ChoiceField(
+        error_messages={
+            "invalid_choice": "Choose a model from the list.",
+            "required": "Choose a model from the list.",
+        },
+        help_text="Masked LMs fill the blank; causal LMs propose and re-rank replacements.",
+    )
+    limit = forms.IntegerField(
+        required=False, min_value=1, initial=200, help_text="Statements for experiment 1 (empty: all)"
+    )
+    pairs = forms.IntegerField(
+        required=False, min_value=1, initial=100, help_text="Pairs for experiment 2 (empty: all)"
+    )
+    k = forms.IntegerField(
+        min_value=2, max_value=100, initial=10, help_text="Replacements kept per masked word"
+    )
+    start_token = forms.CharField(
+        max_length=64,
+        required=False,
+        help_text="Causal LMs: bos (default), eos, a token id or a token's text",
+        validators=[RegexValidator(r"^\S+$", "give bos, eos, a token id or a token's text (no spaces)")],
+    )
+
+    def __init__(
+        self, *args: Any, releases: list[Release], models: list[RegistryModel], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.models = offer_choices(self, releases, models, empty="Choose a model")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        model = self.models.get(data.get("model") or "")
+        if model is not None and model.kind != "causal" and data.get("start_token"):
+            self.add_error(
+                "start_token", f"{model.name} is a {model.kind_label}: a start token is for causal LMs."
+            )
+        return data

@@ -86,6 +86,19 @@ def _sha256(paths: list[Path], root: Path) -> str:
     return digest.hexdigest()
 
 
+def _hashed_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return [p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")]
+
+
+def model_sha256(path: Path) -> str:
+    """The identity load_model records: SHA-256 over a GGUF file, or over a folder's files
+    (relative names and contents, in name order)."""
+    path = path.resolve()
+    return _sha256(_hashed_files(path), path if path.is_dir() else path.parent)
+
+
 def _is_gguf(path: Path) -> bool:
     with path.open("rb") as fh:
         return fh.read(4) == b"GGUF"
@@ -150,13 +163,11 @@ def load_model(
             )
         fmt = "gguf"
         folder, kwargs = path.parent, {"gguf_file": path.name, "local_files_only": True}
-        hashed = [path]
     else:
         if not (path / "config.json").is_file():
             raise ModelLoadError(f"{path}: not a Hugging Face model folder (no config.json)")
         fmt = "hf"
         folder, kwargs = path, {"local_files_only": True}
-        hashed = [p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")]
 
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
@@ -223,7 +234,7 @@ def load_model(
         "dtype": str(dtype).removeprefix("torch."),
         "threads": n_threads,
         "max_length": max_length,
-        "sha256": _sha256(hashed, path if path.is_dir() else path.parent),
+        "sha256": model_sha256(path),
         "tokenizer_adds_start_token": tokenizer_adds_start,
         "start_token_id": start_token_id,
         "start_token": tokenizer.convert_ids_to_tokens(start_token_id)

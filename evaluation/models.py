@@ -45,6 +45,9 @@ class EvaluationRun(models.Model):
     dataset = models.CharField(max_length=10, choices=DatasetKind.choices)
 
     method = models.CharField(max_length=12, choices=Method.choices)
+    model_name = models.CharField(
+        max_length=200, blank=True, help_text="The model's name in the server's registry (web runs)"
+    )
     model_path = models.CharField(max_length=500, blank=True, help_text="Local HF folder or GGUF file")
     model_identity = models.JSONField(
         default=dict, blank=True, help_text="sha256 / folder hash, tokenizer, start token used"
@@ -82,6 +85,8 @@ class EvaluationRun(models.Model):
 
     @property
     def model_label(self) -> str:
+        if self.model_name:
+            return self.model_name
         return Path(self.model_path).name if self.model_path else self.method
 
     @property
@@ -104,6 +109,7 @@ from django.db import models as _models  # noqa: E402
 
 
 class ClozeRunStatus(_models.TextChoices):
+    QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
@@ -113,6 +119,9 @@ class ClozeRun(_models.Model):
     """One cloze analysis of a model on a release (or ComVE folder): settings, results, files."""
 
     release = _models.CharField(max_length=255, help_text="NAME@VERSION, or the folder/file that was read")
+    model_name = _models.CharField(
+        max_length=200, blank=True, help_text="The model's registry name (web runs)"
+    )
     model_path = _models.CharField(max_length=1000)
     model_kind = _models.CharField(max_length=20, blank=True, help_text="masked or causal")
     method = _models.CharField(max_length=255, blank=True, help_text="How replacements were proposed")
@@ -133,4 +142,9 @@ class ClozeRun(_models.Model):
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"cloze #{self.pk} {self.model_path} on {self.release}"
+        return f"cloze #{self.pk} {self.model_label} on {self.release}"
+
+    @property
+    def model_label(self) -> str:
+        """The registry name of a web run; the file or folder name of a command-line run."""
+        return self.model_name or Path(self.model_path).name

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -11,6 +12,8 @@ from core.roles import Actor
 from evaluation.metrics.significance import mcnemar
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
+from evaluation.registry import RegistryModel, Skipped, registry_scan
+from releases.models import Release, ReleaseStatus
 
 
 def run_list(*, user: Actor) -> QuerySet[EvaluationRun]:
@@ -83,3 +86,33 @@ def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]
         "only_in_b": len(set(b) - set(a)),
         "mcnemar": test.as_dict() if test else None,
     }
+
+
+# --- the model registry and the releases a run may use --------------------------------
+
+
+def upload_folders() -> list[Path]:
+    """Where uploaded files live (and lived before WINNOW_UPLOAD_DIR): never a model."""
+    return [Path(settings.WINNOW_UPLOAD_DIR), Path(settings.MEDIA_ROOT) / "evaluation" / "uploads"]
+
+
+def model_registry() -> tuple[list[RegistryModel], list[Skipped]]:
+    """The models this server offers (installed packages, then WINNOW_MODELS_DIR), and
+    the entries of the models folder it leaves out, with the reason."""
+    return registry_scan(models_dir=Path(settings.WINNOW_MODELS_DIR), excluded=upload_folders())
+
+
+def model_list() -> list[RegistryModel]:
+    return model_registry()[0]
+
+
+def model_get(*, name: str) -> RegistryModel | None:
+    return next((m for m in model_list() if m.name == name), None)
+
+
+def published_release_list(*, datasets: tuple[str, ...] = ()) -> list[Release]:
+    """Published releases, by name and then newest version first (what a run may score)."""
+    releases = Release.objects.filter(status=ReleaseStatus.PUBLISHED)
+    if datasets:
+        releases = releases.filter(dataset__in=datasets)
+    return list(releases.order_by("name", "-version_major", "-version_minor", "-version_patch"))

@@ -39,10 +39,11 @@ from evaluation.metrics.comve import (
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
 from evaluation.metrics.winowhy import CLASSIFIERS, cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
-from evaluation.modeling import load_model
+from evaluation.modeling import load_model, model_sha256
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
-from evaluation.scorers.types import MODEL_METHODS, start_token_parse
+from evaluation.scorers.types import MODEL_METHODS, PredictionsFileError, start_token_parse
+from evaluation.selectors import model_get
 from releases.errors import ReleaseIntegrityError
 from releases.models import Release, ReleaseStatus
 from releases.selectors import release_file_verified_path
@@ -61,6 +62,10 @@ class EvaluationError(WinnowError):
     """A run that cannot be created or executed; the message says why."""
 
     status = 400
+
+
+class PredictionsRefused(EvaluationError):
+    """An uploaded predictions file the run could not use; the message names it by its own name."""
 
 
 # --- where things are -------------------------------------------------------------------
@@ -124,8 +129,10 @@ def evaluation_run_create(
     *,
     release: str,
     method: str,
+    model_name: str = "",
     model_path: str = "",
     predictions_path: str = "",
+    predictions_name: str = "",
     seed: int = 0,
     limit: int | None = None,
     batch_size: int = 32,
@@ -135,24 +142,50 @@ def evaluation_run_create(
     start_token: str | int | None = None,
     created_by: Actor | None = None,
 ) -> EvaluationRun:
-    """Validate and store a queued run (nothing is scored yet)."""
+    """Validate and store a queued run (nothing is scored yet).
+
+    The model is ``model_name``, a name of the server's registry (what the web offers), or
+    ``model_path``, a local folder or GGUF file (the command line, run by an operator).
+    Uploaded predictions are named ``predictions_name`` in every message, never by their
+    path on the server, and are read once here: a file the run could not use is refused now.
+    """
     if method not in Method.values:
         raise EvaluationError(f"unknown method {method!r}; choose one of {', '.join(Method.values)}")
     folder = release_locate(release)
+    identity: dict[str, Any] = {}
+    if model_name and model_path:
+        raise EvaluationError("give a model by its registry name or by its path, not both")
     if method in MODEL_METHODS:
-        if not model_path:
+        if model_name:
+            entry = model_get(name=model_name)
+            if entry is None:
+                raise EvaluationError(f"no model named {model_name!r} among the server's models")
+            needed = {"pll": "masked"}.get(method, "causal")
+            if entry.kind != needed:
+                raise EvaluationError(
+                    f"model {entry.name} is a {entry.kind_label}; method {method!r} needs a {needed} LM"
+                )
+            model_path = str(entry.path)
+            identity = {"name": entry.name, "source": entry.source, "kind": entry.kind}
+        elif not model_path:
             raise EvaluationError(
-                f"method {method!r} needs --model (a local Hugging Face folder or GGUF file)"
+                f"method {method!r} needs a model (a registry name, or a path on the server)"
             )
-        if not Path(model_path).exists():
+        elif not Path(model_path).exists():
             raise EvaluationError(
                 f"model {model_path!r}: no such file or folder (models come from local paths only)"
             )
+        identity["sha256"] = model_sha256(Path(model_path))
+    else:
+        model_name = model_path = ""  # a baseline or uploaded predictions: no model
     if method == Method.PREDICTIONS:
         if not predictions_path:
-            raise EvaluationError("method 'predictions' needs a predictions file (--predictions)")
+            raise EvaluationError("method 'predictions' needs a predictions file")
         if not Path(predictions_path).exists():
-            raise EvaluationError(f"predictions {predictions_path!r}: no such file or folder")
+            raise EvaluationError(
+                f"predictions {predictions_name or predictions_path!r}: no such file or folder"
+            )
+        _predictions_check(folder, Path(predictions_path), predictions_name)
     if limit is not None and limit < 1:
         raise EvaluationError("limit must be at least 1")
     if batch_size < 1:
@@ -173,7 +206,9 @@ def evaluation_run_create(
             release_identity=folder.identity,
             dataset=folder.dataset,
             method=method,
+            model_name=model_name,
             model_path=str(Path(model_path).resolve()) if model_path else "",
+            model_identity=identity,
             predictions_path=str(Path(predictions_path).resolve()) if predictions_path else "",
             settings={
                 "seed": seed,
@@ -182,12 +217,36 @@ def evaluation_run_create(
                 "threads": threads,
                 "generate_explanations": generate_explanations,
                 "start_token": start,
+                **({"predictions_name": predictions_name} if predictions_name else {}),
             },
             created_by=account_of(created_by),
         )
         run.results_dir = str(Path(out_dir).resolve()) if out_dir else str(runs_root() / f"run-{run.pk}")
         run.save(update_fields=["results_dir"])
     return run
+
+
+def _predictions_check(folder: release_data.ReleaseFolder, path: Path, name: str) -> None:
+    """Read the predictions as the run will (format, ids, labels of the release's items)."""
+    try:
+        if folder.dataset == "wsc":
+            from evaluation.scorers import read_predictions
+
+            read_predictions(path, [r.item for r in release_data.read_wsc(folder)])
+        elif folder.dataset == "winowhy":
+            read_label_predictions(path)
+        else:
+            _comve_uploads(path)
+    except (PredictionsFileError, EvaluationError, ValueError, OSError) as exc:
+        raise PredictionsRefused(_public_message(str(exc), {path: name})) from exc
+
+
+def _public_message(message: str, names: dict[Path, str]) -> str:
+    """The message with each server path put as the name the user knows it by."""
+    for path, name in names.items():
+        if name:
+            message = message.replace(str(path), name).replace(str(path.resolve()), name)
+    return message
 
 
 # --- execute ----------------------------------------------------------------------------
@@ -246,7 +305,14 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
                 start_token=run.settings.get("start_token"),
             )
             timing["load_seconds"] = time.perf_counter() - t
-            run.model_identity = dict(getattr(model, "settings", {}) or {})
+            queued = dict(run.model_identity or {})
+            loaded = dict(getattr(model, "settings", {}) or {})
+            if queued.get("sha256") and loaded.get("sha256") and queued["sha256"] != loaded["sha256"]:
+                raise EvaluationError(
+                    f"model {run.model_label}: its files changed after the run was queued "
+                    f"(SHA-256 {loaded['sha256'][:12]}..., queued with {queued['sha256'][:12]}...)"
+                )
+            run.model_identity = {**queued, **loaded}
         else:
             run.model_identity = {
                 "baseline" if run.method != Method.PREDICTIONS else "predictions": run.method
@@ -272,8 +338,10 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
             "release": run.release_identity,
             "dataset": run.dataset,
             "method": run.method,
-            "model": run.model_identity,
-            "model_path": run.model_path,
+            # a registry model is known by its name: its place on the server is not published
+            "model": {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")},
+            "model_name": run.model_name or None,
+            "model_path": None if run.model_name else run.model_path,
             "settings": run.settings,
             "metrics": metrics,
             "timing": timing,
@@ -301,8 +369,17 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
 
 
 def _fail(run: EvaluationRun, message: str) -> None:
+    """Mark the run failed. Its message names a registry model and an upload as the user
+    knows them, never by their paths on the server; a refused upload is deleted."""
+    names = {}
+    if run.model_name and run.model_path:
+        names[Path(run.model_path)] = run.model_name
+    upload_name = (run.settings or {}).get("predictions_name")
+    if upload_name and run.predictions_path:
+        names[Path(run.predictions_path)] = upload_name
+        Path(run.predictions_path).unlink(missing_ok=True)
     EvaluationRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.FAILED, error=message[:5000], finished_at=timezone.now()
+        status=RunStatus.FAILED, error=_public_message(message, names)[:5000], finished_at=timezone.now()
     )
     run.refresh_from_db()
 
@@ -712,8 +789,8 @@ def _evaluate_comve(
             metrics["c"] = {
                 "computed": False,
                 "reason": "subtask C needs generated explanations: upload them (subtaskC_answers.csv) "
-                "with --method predictions, or ask a causal LM run to generate them "
-                "(evaluate --generate-explanations); scoring alone ranks given texts",
+                "as uploaded predictions, or ask a causal LM run to generate them (the option "
+                "'generate explanations'); scoring alone ranks given texts",
             }
         else:
             refs = {x.id: list(x.references) for x in data.c}

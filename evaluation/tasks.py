@@ -2,7 +2,8 @@
 
 from celery import shared_task
 
-from evaluation.models import EvaluationRun, RunStatus
+from evaluation.cloze.services import cloze_run_queued
+from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
 from evaluation.services import EvaluationError, evaluation_run
 
 
@@ -20,3 +21,14 @@ def evaluation_run_task(*, run_id: int) -> str:
         pass  # the run row holds the failure and its message
     run.refresh_from_db()
     return str(run.status)
+
+
+@shared_task(name="evaluation.tasks.cloze_run_task", acks_late=True)
+def cloze_run_task(*, run_id: int) -> str:
+    """Run a cloze analysis the web queued. Safe to run twice: only a queued run starts."""
+    run = ClozeRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return "gone"
+    if run.status != ClozeRunStatus.QUEUED:
+        return str(run.status)
+    return str(cloze_run_queued(run=run).status)

@@ -10,17 +10,19 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
 from core.charts import bar_chart
+from core.uploads import refused_uploads, upload_name
 from evaluation import selectors
 from evaluation.forms import RunStartForm
 from evaluation.metrics.common import knowledge_type_order
 from evaluation.models import RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.services import EvaluationError, evaluation_run_create
+from evaluation.services import EvaluationError, PredictionsRefused, evaluation_run_create
 from evaluation.tasks import evaluation_run_task
 
 
@@ -35,28 +37,39 @@ def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., H
     return wrapped
 
 
-def _save_upload(upload: Any) -> str:
-    folder = Path(settings.MEDIA_ROOT) / "evaluation" / "uploads"
+def _save_upload(upload: UploadedFile) -> Path:
+    """Keep an uploaded predictions file under WINNOW_UPLOAD_DIR, where the model registry
+    never looks; the name is ours (the readers tell the format from the content)."""
+    folder = Path(settings.WINNOW_UPLOAD_DIR) / "predictions"
     folder.mkdir(parents=True, exist_ok=True)
-    # The name is ours; the readers tell the format from the content, never the name.
     path = folder / f"{uuid.uuid4().hex}.upload"
     with path.open("wb") as handle:
         for chunk in upload.chunks():
             handle.write(chunk)
-    return str(path)
+    return path
 
 
 @evaluator_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    form = RunStartForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    posted = request.method == "POST"
+    form = RunStartForm(
+        request.POST if posted else None,
+        request.FILES if posted else None,
+        refused_uploads=refused_uploads(request) if posted else None,
+        releases=selectors.published_release_list(),
+        models=selectors.model_list(),
+    )
+    if posted and form.is_valid():
         data = form.cleaned_data
+        upload = data["predictions"]
+        saved = _save_upload(upload) if upload else None
         try:
             run = evaluation_run_create(
                 release=data["release"],
                 method=data["method"],
-                model_path=data["model_path"],
-                predictions_path=_save_upload(data["predictions"]) if data["predictions"] else "",
+                model_name=data["model"],
+                predictions_path=str(saved) if saved else "",
+                predictions_name=upload_name(upload.name or "predictions") if upload else "",
                 seed=data["seed"] or 0,
                 limit=data["limit"],
                 generate_explanations=data["generate_explanations"],
@@ -64,17 +77,24 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
             )
         except EvaluationError as exc:
-            form.add_error(None, str(exc))
+            if saved is not None:
+                saved.unlink(missing_ok=True)  # a refused upload is not kept
+            if isinstance(exc, PredictionsRefused):
+                form.add_error("predictions", f"{exc}; the file was not kept.")
+            else:
+                form.add_error(None, str(exc))
         else:
             evaluation_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
             messages.success(request, f"Run #{run.pk} queued.")
             return redirect("evaluation:run-detail", run_id=run.pk)
-    runs = selectors.run_list(user=request.user)[:200]
-    releases = selectors.release_list(user=request.user)
-    status = 400 if request.method == "POST" else 200
-    return render(
-        request, "evaluation/run_list.html", {"form": form, "runs": runs, "releases": releases}, status=status
-    )
+    context = {
+        "form": form,
+        "runs": selectors.run_list(user=request.user)[:200],
+        "releases": selectors.release_list(user=request.user),
+        "models": form.models.values(),
+    }
+    status = (413 if form.too_large else 400) if posted else 200
+    return render(request, "evaluation/run_list.html", context, status=status)
 
 
 @evaluator_required
@@ -93,6 +113,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     ]
     context = {
         "run": run,
+        # a registry model is shown by its name, never by its place on the server
+        "identity": {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")},
         "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
         "files": files,
         "knowledge_types": knowledge_types,

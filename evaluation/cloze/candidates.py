@@ -40,6 +40,7 @@ class ClozeModel:
     start_token_id: int | None = None
     start_token: str | None = None  # its text, as recorded in the results
     name: str = ""
+    sha256: str = ""  # the model files' hash, as load_model records it
     # Causal re-ranking through the left context's key/value cache (False: score every
     # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
     share_prefix: bool = True
@@ -267,4 +268,5 @@ def load_cloze_model(
         start_token_id=loaded.start_token_id,
         start_token=loaded.settings.get("start_token"),
         name=str(path),
+        sha256=str(loaded.settings.get("sha256") or ""),
     )

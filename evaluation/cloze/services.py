@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,6 +24,7 @@ from evaluation.cloze.math import DEFAULT_EQUATIONS, EQUATIONS
 from evaluation.modeling import ModelLoadError
 from evaluation.models import ClozeRun, ClozeRunStatus
 from evaluation.scorers.types import start_token_parse
+from evaluation.selectors import model_get
 
 
 class ClozeError(WinnowError):
@@ -110,6 +112,7 @@ def cloze_run(
     settings: ClozeSettings | None = None,
     user: Actor | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    queued: ClozeRun | None = None,
 ) -> ClozeRun:
     """Run experiments 2 then 1 (the short one first), write results.json + JSONL files into ``out_dir``, record the run.
 
@@ -146,17 +149,24 @@ def cloze_run(
         statements = statements[: settings.limit]
     chosen_pairs = pairs if settings.pairs is None else pairs[: settings.pairs]
     run_settings = {**asdict(settings), "source": str(source)}
+    row = {
+        "release": release,
+        "model_path": str(model_path),
+        "model_kind": model.kind,
+        "method": model.method(settings.propose_n),
+        "embeddings": vectors.source if glove is None else f"{vectors.source} ({embeddings})",
+        "settings": run_settings,
+        "out_dir": str(out),
+    }
     with transaction.atomic():
-        run = ClozeRun.objects.create(
-            release=release,
-            model_path=str(model_path),
-            model_kind=model.kind,
-            method=model.method(settings.propose_n),
-            embeddings=vectors.source if glove is None else f"{vectors.source} ({embeddings})",
-            settings=run_settings,
-            out_dir=str(out),
-            created_by=account_of(user),
-        )
+        if queued is not None:  # a run the web queued: it runs now, on the row the page shows
+            run = queued
+            for key, value in row.items():
+                setattr(run, key, value)
+            run.status = ClozeRunStatus.RUNNING
+            run.save()
+        else:
+            run = ClozeRun.objects.create(**row, created_by=account_of(user))
     started = time.perf_counter()
     dispersion_file = _JsonlWriter(out / "dispersion.jsonl")
     confidence_file = _JsonlWriter(out / "confidence.jsonl")
@@ -194,7 +204,8 @@ def cloze_run(
             "run": run.pk,
             "release": release,
             "source": str(source),
-            "model": str(Path(model_path).resolve()),
+            "model": run.model_name or str(Path(model_path).resolve()),
+            "model_sha256": model.sha256 or None,
             "model_kind": model.kind,
             "method": run.method,
             "start_token_id": model.start_token_id if model.kind == "causal" else None,
@@ -225,6 +236,60 @@ def cloze_run(
         run.seconds = results["seconds"]
         run.finished_at = timezone.now()
         run.save(update_fields=["results", "status", "seconds", "finished_at"])
+    return run
+
+
+def cloze_root() -> Path:
+    return Path(django_settings.MEDIA_ROOT) / "evaluation" / "cloze"
+
+
+def cloze_run_queue(
+    *, release: str, model_name: str, settings: ClozeSettings, user: Actor | None = None
+) -> ClozeRun:
+    """A queued analysis of a registry model on a published release (the web's way: names
+    only, never paths); ``evaluation.tasks.cloze_run_task`` runs it."""
+    settings = _validate(settings)
+    if "@" not in release or Path(release).exists():
+        raise ClozeError("give NAME@VERSION of a published release")
+    cloze_source_resolve(release=release)
+    entry = model_get(name=model_name)
+    if entry is None:
+        raise ClozeError(f"no model named {model_name!r} among the server's models")
+    with transaction.atomic():
+        run = ClozeRun.objects.create(
+            release=release,
+            model_name=entry.name,
+            model_path=str(entry.path),
+            model_kind=entry.kind,
+            settings=asdict(settings),
+            status=ClozeRunStatus.QUEUED,
+            created_by=account_of(user),
+        )
+        run.out_dir = str(cloze_root() / f"run-{run.pk}")
+        run.save(update_fields=["out_dir"])
+    return run
+
+
+def cloze_run_queued(*, run: ClozeRun) -> ClozeRun:
+    """Run a queued analysis; a failure is kept on the row, the model named by its registry name."""
+    if run.status != ClozeRunStatus.QUEUED:
+        return run
+    fields = {f for f in ClozeSettings.__dataclass_fields__}
+    settings = ClozeSettings(**{k: v for k, v in (run.settings or {}).items() if k in fields})
+    try:
+        run = cloze_run(
+            release=run.release, model_path=run.model_path, out_dir=run.out_dir, settings=settings, queued=run
+        )
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, ClozeError) else f"{type(exc).__name__}: {exc}"
+        if run.model_name:
+            message = message.replace(run.model_path, run.model_name)
+        ClozeRun.objects.filter(pk=run.pk).update(
+            status=ClozeRunStatus.FAILED, error=message[:5000], finished_at=timezone.now()
+        )
+        if not isinstance(exc, WinnowError | ValueError | OSError):
+            raise
+    run.refresh_from_db()
     return run
 
 

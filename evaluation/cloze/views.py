@@ -1,14 +1,20 @@
 """Pages of the cloze analysis: the list of runs and one run with its plots and tables."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
 
 from core.charts import violin_chart
 from evaluation.cloze.experiments import SCORES
 from evaluation.cloze.permissions import user_can_view_cloze_runs
 from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
+from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run_queue
+from evaluation.forms import ClozeStartForm
+from evaluation.selectors import model_list, published_release_list
+from evaluation.tasks import cloze_run_task
 
 SCORE_LABELS = {
     "accuracy_uniform": "accuracy (uniform)",
@@ -19,10 +25,39 @@ SCORE_LABELS = {
 
 
 @login_required
-def cloze_run_list_view(request: HttpRequest) -> HttpResponse:
+def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
+    """The runs, and the form that queues a new one (a published release and a registry model)."""
     if not user_can_view_cloze_runs(user=request.user):
         raise PermissionDenied
-    return render(request, "cloze/clozerun_list.html", {"runs": cloze_run_list(user=request.user)})
+    posted = request.method == "POST"
+    form = ClozeStartForm(
+        request.POST if posted else None,
+        releases=published_release_list(datasets=("comve", "senmaking")),
+        models=model_list(),
+    )
+    if posted and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = cloze_run_queue(
+                release=data["release"],
+                model_name=data["model"],
+                settings=ClozeSettings(
+                    k=data["k"],
+                    propose_n=max(ClozeSettings.propose_n, data["k"]),
+                    limit=data["limit"],
+                    pairs=data["pairs"],
+                    start_token=data["start_token"] or None,
+                ),
+                user=request.user,
+            )
+        except ClozeError as exc:
+            form.add_error(None, str(exc))
+        else:
+            cloze_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
+            messages.success(request, f"Cloze run #{run.pk} queued.")
+            return redirect("cloze:run-detail", pk=run.pk)
+    context = {"runs": cloze_run_list(user=request.user), "form": form, "models": form.models.values()}
+    return render(request, "cloze/clozerun_list.html", context, status=400 if posted else 200)
 
 
 @login_required

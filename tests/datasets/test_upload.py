@@ -158,3 +158,29 @@ def test_too_many_files_for_a_format_is_a_form_error(client, curator):
     assert response.status_code == 400
     assert b"senmaking takes at most 1 file" in response.content
     assert ImportBatch.objects.count() == 0
+
+
+def test_an_import_over_the_upload_limit_is_refused_with_the_file_name_and_the_limit_and_writes_nothing(
+    client, curator, settings, tmp_path
+):
+    """Issue 16, item 6: the limit holds while the request is read; the file over it is
+    dropped (its temporary file too) and the page names it and the limit."""
+    settings.WINNOW_MAX_UPLOAD_MB = 1
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    files = sources.comve_files()
+    name = next(n for n in files if n.startswith("subtaskA_dev_data"))
+    header, *rows = files[name].splitlines(keepends=True)
+    files[name] = header + "".join(rows) * (2 * 1024 * 1024 // len("".join(rows)) + 1)
+    assert len(files[name]) > 2 * 1024 * 1024
+    client.force_login(curator)
+    response = client.post(URL, {"format": "comve", "uploads": [upload(n, t) for n, t in files.items()]})
+    assert response.status_code == 413
+    assert f"{name} is larger than the upload limit of 1 MB" in response.content.decode()
+    assert b"Nothing was imported." in response.content
+    assert ComVEItem.objects.count() == 0 and ImportBatch.objects.count() == 0
+    assert list((tmp_path / "tmp").iterdir()) == []  # the part received was not kept
+    # under the limit, the same page imports as before
+    settings.WINNOW_MAX_UPLOAD_MB = 20
+    response = client.post(URL, {"format": "comve", "uploads": comve_uploads()})
+    assert response.status_code == 200 and ComVEItem.objects.count() == 3

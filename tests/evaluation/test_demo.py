@@ -75,12 +75,13 @@ def test_refused_in_production(settings):
         evaluation_demo("--no-model")
 
 
-def test_model_runs_go_to_the_worker_with_queue(demo_releases, tmp_path, monkeypatch):
+def test_model_runs_go_to_the_worker_with_queue(demo_releases, tmp_path, monkeypatch, settings):
     from evaluation.management.commands import evaluation_demo as command
     from tests.evaluation import tiny_models
 
-    model = tiny_models.build_tiny_causal(tmp_path / "tiny", arch="llama")
-    monkeypatch.setattr(command, "smollm2_path", lambda: model)
+    model = tiny_models.build_tiny_causal(tmp_path / "models" / "tiny", arch="llama")
+    settings.WINNOW_MODELS_DIR = tmp_path / "models"
+    monkeypatch.setattr(command, "DEMO_MODEL", "tiny")  # a registry name, as the demo's SmolLM2
     out = evaluation_demo("--queue")  # tasks run eagerly in tests: the worker's code path
     queued = out.count("queued for the worker")
     assert queued == 3, out  # WSC partial and full, WinoWhy full
@@ -92,5 +93,5 @@ def test_model_runs_go_to_the_worker_with_queue(demo_releases, tmp_path, monkeyp
     ]
     for run in runs:
         assert run.status == RunStatus.DONE, run.error
-        assert run.model_path == str(model.resolve())
+        assert run.model_path == str(model.resolve()) and run.model_name == "tiny"
         assert run.metrics["summary"]["n"] > 0

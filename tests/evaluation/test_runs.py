@@ -104,18 +104,19 @@ def test_uploaded_wsc_predictions_are_scored(tmp_path):
     )
 
 
-def test_bad_predictions_file_names_the_row_and_field_and_fails_the_run(tmp_path):
+def test_a_bad_predictions_file_names_the_row_and_field_and_is_refused_before_a_run_is_stored(tmp_path):
     release = write_wsc_release(tmp_path / "release")
     upload = tmp_path / "preds.jsonl"
     upload.write_text('{"id": "0", "prediction": "A"}\n{"id": "1", "prediction": "maybe"}\n')
-    run = evaluation_run_create(
-        release=str(release), method="predictions", predictions_path=str(upload), out_dir=str(tmp_path / "o")
-    )
     with pytest.raises(EvaluationError, match=r"preds.jsonl, row 2, field 'prediction': 'maybe'"):
-        evaluation_run(run=run)
-    run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and "row 2" in run.error
-    assert not (tmp_path / "o" / "results.json").exists()
+        evaluation_run_create(
+            release=str(release),
+            method="predictions",
+            predictions_path=str(upload),
+            out_dir=str(tmp_path / "o"),
+        )
+    assert not EvaluationRun.objects.exists()
+    assert not (tmp_path / "o").exists()
 
 
 def test_bad_release_row_is_named(tmp_path):
@@ -146,7 +147,7 @@ def test_a_release_file_changed_after_export_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"method": "full"}, "needs --model"),
+        ({"method": "full"}, "needs a model"),
         ({"method": "full", "model_path": "/nonexistent/model.gguf"}, "no such file or folder"),
         ({"method": "predictions"}, "needs a predictions file"),
         ({"method": "nonsense"}, "unknown method"),

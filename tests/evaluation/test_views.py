@@ -102,8 +102,8 @@ def test_starting_a_run_on_a_missing_release_shows_the_reason_and_stores_nothing
 ):
     client.force_login(researcher)
     for release, reason in [
-        ("nope@1.0.0", b"no published release nope@1.0.0"),
-        (str(tmp_path), b"give NAME@VERSION of a published release"),  # no server folders from the web
+        ("nope@1.0.0", b"Choose a published release from the list."),
+        (str(tmp_path), b"Choose a published release from the list."),  # no server folders from the web
     ]:
         response = client.post(
             reverse("evaluation:run-list"), {"release": release, "method": "first", "seed": 0}
@@ -124,7 +124,10 @@ def test_a_start_token_that_is_not_bos_eos_or_an_id_is_refused_on_the_page(clien
         reverse("evaluation:run-list"),
         {"release": str(release), "method": "first", "seed": 0, "start_token": "eos"},
     )
-    assert response.status_code == 400 and b"a start token applies to model methods" in response.content
+    assert (
+        response.status_code == 400
+        and b"A start token applies to a model&#x27;s methods only" in response.content
+    )
     assert not EvaluationRun.objects.exists()
 
 
@@ -231,7 +234,7 @@ def test_the_run_form_says_nothing_about_unpublished_releases(
         )
         assert response.status_code == 400
         html = response.content.decode()
-        start = html.index("no published release")
+        start = html.index("Choose a published release from")
         return html[start : html.index("<", start)].replace(release, "NAME")
 
     assert refusal("secret-draft@1.0.0") == refusal("never-made@1.0.0")

