@@ -4,6 +4,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from releases import services
@@ -236,3 +237,33 @@ def test_a_broker_that_cannot_take_the_build_leaves_a_note_instead_of_failing(
     assert "could not be queued" in release.build_error and "release_build" in release.build_error
     assert "broker (" in release.build_error
     assert services.release_build(release_id=release.pk).build_status == BuildStatus.DONE
+
+
+def test_a_build_lost_on_every_attempt_fails_with_the_reason_and_the_sweep_removes_its_temp_folder(
+    client, curator, settings
+):
+    from core.jobs import jobs_sweep
+
+    make_schemas(2)
+    release = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)
+    lost_at = timezone.now() - timedelta(seconds=settings.WINNOW_JOB_STALE_AFTER + 5)
+    Release.objects.filter(pk=release.pk).update(
+        build_status=BuildStatus.RUNNING,
+        lease_owner="host:1:dead",
+        heartbeat_at=lost_at,
+        attempts=settings.WINNOW_JOB_MAX_ATTEMPTS,
+    )
+    left = services.release_folder(release).parent / f".{release.version}.build-0123abcd"
+    left.mkdir(parents=True)
+    assert jobs_sweep() == [
+        f"release build {release.pk}: failed (the worker was lost (last heartbeat "
+        f"{timezone.localtime(lost_at).strftime('%Y-%m-%d %H:%M:%S %Z')}); failed after 3 attempts)"
+    ]
+    release.refresh_from_db()
+    assert release.build_status == BuildStatus.FAILED and "failed after 3 attempts" in release.build_error
+    assert not left.exists()
+    client.force_login(curator)
+    html = client.get(
+        reverse("releases:release-detail", args=[release.name, release.version])
+    ).content.decode()
+    assert "The build failed: the worker was lost" in html and "Started 3 times" in html
