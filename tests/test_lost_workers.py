@@ -255,17 +255,13 @@ def test_a_second_delivery_of_a_running_run_does_not_run_it_twice(request, tmp_p
     assert run.progress_done == run.progress_total > 0
 
 
-def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_leftover_temp_folder(
-    request, tmp_path, jobs, curator, django_capture_on_commit_callbacks
-):
-    if not _on_a_database_the_worker_sees(request):
-        return
+def _big_release(curator: Any, captured: Any, count: int = 40_000) -> Release:
+    """A built release given many frozen items (copies of its own), so that a build takes
+    a few seconds; queued to be built again."""
     make_schemas(2)
-    release = create_release(django_capture_on_commit_callbacks, user=curator)
-    # Many frozen items, so that the build takes a while: copies of the release's own items.
+    release = create_release(captured, user=curator)
     first = ReleaseItem.objects.filter(release=release).order_by("position").first()
     assert first is not None
-    count = 40_000
     ReleaseItem.objects.filter(release=release).delete()
     ReleaseItem.objects.bulk_create(
         ReleaseItem(
@@ -278,23 +274,25 @@ def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_lefto
         for n in range(count)
     )
     Release.objects.filter(pk=release.pk).update(item_count=count, build_status=BuildStatus.QUEUED)
+    release.refresh_from_db()
+    return release
+
+
+def _build_midway(release: Release, worker: Worker) -> str:
+    """Wait until the build runs and has written into its temporary folder; its lease owner."""
     folder = release_services.release_folder(release)
-    worker = jobs()
-    jobs.broker.send("releases.build", "default", release_id=release.pk)
 
     def midway() -> str:
         row = Release.objects.values("build_status", "lease_owner").get(pk=release.pk)
         building = row["build_status"] == BuildStatus.RUNNING and any(folder.parent.glob(".*.build-*"))
         return row["lease_owner"] if building else ""
 
-    owner = _until("the build to write its temporary folder", midway, worker, every=0.005)
-    pid = owner_pid(owner)
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
-    release.refresh_from_db()
-    assert release.build_status == BuildStatus.RUNNING, "the build finished before it could be killed"
-    left = sorted(p.name for p in folder.parent.glob(".*.build-*"))
-    assert left  # the killed build's temporary folder
+    return _until("the build to write its temporary folder", midway, worker, every=0.005)
+
+
+def _built_once_again(release: Release, worker: Worker) -> None:
+    """The build finished after its worker was lost, with no temporary folder left."""
+    folder = release_services.release_folder(release)
 
     def finished() -> bool:
         release.refresh_from_db()
@@ -305,5 +303,44 @@ def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_lefto
     assert release.attempts == 2 and any("the worker was lost" in e["text"] for e in release.job_events)
     assert sorted(p.name for p in folder.parent.iterdir()) == [release.version]  # no temp folder left
     lines = (folder / "wsc.jsonl").read_text().splitlines()
-    assert len(lines) == count and json.loads(lines[-1])["id"] == f"copy-{count - 1}"
+    assert (
+        len(lines) == release.item_count and json.loads(lines[-1])["id"] == f"copy-{release.item_count - 1}"
+    )
     assert release_services.verify_folder(manifest=release.manifest, folder=folder) == []
+
+
+def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_leftover_temp_folder(
+    request, tmp_path, jobs, curator, django_capture_on_commit_callbacks
+):
+    if not _on_a_database_the_worker_sees(request):
+        return
+    release = _big_release(curator, django_capture_on_commit_callbacks)
+    worker = jobs()
+    jobs.broker.send("releases.build", "default", release_id=release.pk)
+    pid = owner_pid(_build_midway(release, worker))
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    release.refresh_from_db()
+    assert release.build_status == BuildStatus.RUNNING, "the build finished before it could be killed"
+    assert any(release_services.release_folder(release).parent.glob(".*.build-*"))  # what it left
+    _built_once_again(release, worker)
+
+
+def test_a_release_build_whose_whole_worker_died_is_built_by_the_next_worker_before_the_visibility_timeout(
+    request, tmp_path, jobs, curator, django_capture_on_commit_callbacks
+):
+    """The whole worker killed: its message stays unacknowledged in Redis for the
+    visibility timeout (hours); the next worker's sweep queues the build again."""
+    if not _on_a_database_the_worker_sees(request):
+        return
+    release = _big_release(curator, django_capture_on_commit_callbacks)
+    first = jobs()
+    jobs.broker.send("releases.build", "default", release_id=release.pk)
+    _build_midway(release, first)
+    os.killpg(first.process.pid, signal.SIGKILL)  # the worker, its pool and its sweeper at once
+    first.process.wait(timeout=30)
+    release.refresh_from_db()
+    assert release.build_status == BuildStatus.RUNNING, "the build finished before it could be killed"
+    second = jobs()
+    _built_once_again(release, second)
+    assert any("queued again for attempt 2" in e["text"] for e in release.job_events), release.job_events
