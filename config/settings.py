@@ -197,12 +197,34 @@ if CELERY_BROKER_URL == "filesystem://":
     }
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Lost workers (docs/operations.md, "Jobs and lost workers"): a message is acknowledged
+# only once its job is over, and one whose pool process was killed (the OOM killer during
+# a model load) goes back to the queue at once instead of being acknowledged.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"evaluation.tasks.*": {"queue": "models"}}
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=6 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Redis hands an unacknowledged message to another worker after the visibility
+    # timeout: it must be longer than the longest job, or a long run is delivered again
+    # while it runs. WINNOW_BROKER_KEY_PREFIX keeps two deployments (or tests) sharing
+    # one Redis database apart.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int(
+            "WINNOW_BROKER_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 3600
+        ),
+        **({"global_keyprefix": _p} if (_p := env.str("WINNOW_BROKER_KEY_PREFIX", default="")) else {}),
+    }
+# Every running job renews a heartbeat on its row; one silent for WINNOW_JOB_STALE_AFTER
+# seconds was lost and is taken over, or queued again by the sweep that each worker runs
+# every WINNOW_JOB_SWEEP_INTERVAL seconds, up to WINNOW_JOB_MAX_ATTEMPTS starts (core.jobs).
+WINNOW_JOB_HEARTBEAT = env.float("WINNOW_JOB_HEARTBEAT", default=30.0)
+WINNOW_JOB_STALE_AFTER = env.float("WINNOW_JOB_STALE_AFTER", default=4 * WINNOW_JOB_HEARTBEAT)
+WINNOW_JOB_SWEEP_INTERVAL = env.float("WINNOW_JOB_SWEEP_INTERVAL", default=60.0)
+WINNOW_JOB_MAX_ATTEMPTS = env.int("WINNOW_JOB_MAX_ATTEMPTS", default=3)
 
 if REDIS_URL:
     # When Redis cannot be reached the cache answers misses (core.cache, logged once) and

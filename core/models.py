@@ -29,3 +29,18 @@ class LoginThrottle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.key}: {self.failures} failures"
+
+
+class JobLease(models.Model):
+    """The fields of a long job's lease (core.jobs): who runs it, when it last showed it
+    is alive, how many times it was started, and what happened to it."""
+
+    lease_owner = models.CharField(
+        max_length=120, blank=True, help_text="host:pid:token of the worker running it"
+    )
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of that worker")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it")
+    job_events = models.JSONField(default=list, blank=True, help_text="What happened: lost workers, restarts")
+
+    class Meta:
+        abstract = True

@@ -9,4 +9,14 @@ from evaluation.models import EvaluationRun
 class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ("id", "release_name", "release_version", "dataset", "method", "status", "created_at")
     list_filter = ("status", "dataset", "method")
-    readonly_fields = ("metrics", "timing", "settings", "model_identity", "release_identity")
+    readonly_fields = (
+        "metrics",
+        "timing",
+        "settings",
+        "model_identity",
+        "release_identity",
+        "attempts",
+        "job_events",
+        "heartbeat_at",
+        "lease_owner",
+    )

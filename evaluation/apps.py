@@ -1,6 +1,19 @@
+from dataclasses import replace
+
 from django.apps import AppConfig
 
 
 class EvaluationConfig(AppConfig):
     name = "evaluation"
     verbose_name = "Evaluation"
+
+    def ready(self) -> None:
+        from core.jobs import job_kind_register
+        from evaluation.cloze.services import CLOZE_RUN_JOB
+        from evaluation.services import EVALUATION_RUN_JOB
+        from evaluation.tasks import evaluation_run_enqueue
+
+        # the sweep (core.jobs) queues a run whose worker was lost again; a cloze run,
+        # started by a command, is marked failed
+        job_kind_register(replace(EVALUATION_RUN_JOB, requeue=lambda pk: evaluation_run_enqueue(run_id=pk)))
+        job_kind_register(CLOZE_RUN_JOB)

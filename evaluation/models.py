@@ -11,6 +11,8 @@ from pathlib import Path
 from django.conf import settings as django_settings
 from django.db import models
 
+from core.models import JobLease
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "queued"
@@ -35,7 +37,7 @@ class Method(models.TextChoices):
     PREDICTIONS = "predictions", "uploaded predictions"
 
 
-class EvaluationRun(models.Model):
+class EvaluationRun(JobLease):
     # The release: its name and version as strings (always), plus the exported folder the
     # files were read from. The lead adds a nullable FK to datasets.Release at merge time.
     release_name = models.CharField(max_length=100, db_index=True)
@@ -115,7 +117,7 @@ class ClozeRunStatus(_models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class ClozeRun(_models.Model):
+class ClozeRun(JobLease):
     """One cloze analysis of a model on a release (or ComVE folder): settings, results, files."""
 
     release = _models.CharField(max_length=255, help_text="NAME@VERSION, or the folder/file that was read")

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import WinnowError
+from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of
 from evaluation import release_data
 from evaluation.metrics.comve import (
@@ -66,6 +67,19 @@ class EvaluationError(WinnowError):
 
 class PredictionsRefused(EvaluationError):
     """An uploaded predictions file the run could not use; the message names it by its own name."""
+
+
+# The run's lease (core.jobs); evaluation.apps registers it with the task that requeues it.
+EVALUATION_RUN_JOB = JobKind(
+    label="evaluation run",
+    model=EvaluationRun,
+    status_field="status",
+    queued=RunStatus.QUEUED,
+    running=RunStatus.RUNNING,
+    failed=RunStatus.FAILED,
+    error_field="error",
+    failed_fields={"finished_at": timezone.now},
+)
 
 
 # --- where things are -------------------------------------------------------------------
@@ -255,8 +269,9 @@ def _public_message(message: str, names: dict[Path, str]) -> str:
 class _ProgressWriter:
     """Keeps the run's progress columns current (at most one write per second or step)."""
 
-    def __init__(self, run: EvaluationRun, extra: Progress | None) -> None:
+    def __init__(self, run: EvaluationRun, extra: Progress | None, owner: str | None = None) -> None:
         self.run = run
+        self.owner = owner
         self.on_progress = extra
         self.offset = 0
         self.total = 0
@@ -276,25 +291,53 @@ class _ProgressWriter:
         now = time.monotonic()
         if done == 0 or done >= self.total or now - self._last >= 1.0:
             self._last = now
-            EvaluationRun.objects.filter(pk=self.run.pk).update(progress_done=done, progress_total=self.total)
+            # only while this copy holds the run's lease: a copy that lost it never moves
+            # the progress back
+            job_update(
+                EVALUATION_RUN_JOB, self.run.pk, self.owner, progress_done=done, progress_total=self.total
+            )
         if self.on_progress is not None:
             self.on_progress(done, self.total)
 
 
-def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> EvaluationRun:
-    """Execute a queued run; on failure the run is marked failed and EvaluationError raised."""
+def evaluation_run_claim_fields() -> dict[str, Any]:
+    """What a start (or a restart) of a run resets on its row."""
+    return {"started_at": timezone.now(), "error": "", "progress_done": 0, "finished_at": None}
+
+
+def evaluation_run(
+    *, run: EvaluationRun, progress: Progress | None = None, owner: str | None = None
+) -> EvaluationRun:
+    """Execute a queued run; on failure the run is marked failed and EvaluationError raised.
+
+    ``owner`` is the lease a worker claimed (evaluation.tasks); without it the run is
+    claimed here (a command). Either way every write is made only while the lease is held,
+    and outside a transaction a heartbeat thread keeps the lease alive.
+    """
     if run.status == RunStatus.DONE:
         return run
-    started = time.perf_counter()
-    EvaluationRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.RUNNING, started_at=timezone.now(), error="", progress_done=0
-    )
+    if owner is None:
+        owner = owner_token()
+        claimable = (RunStatus.QUEUED, RunStatus.FAILED)
+        if not job_claim(
+            EVALUATION_RUN_JOB, run.pk, owner=owner, claimable=claimable, **evaluation_run_claim_fields()
+        ):
+            raise EvaluationError(f"run #{run.pk} is running on a worker already")
     run.refresh_from_db()
+    if transaction.get_connection().in_atomic_block:
+        # a heartbeat thread cannot see an uncommitted row; progress writes renew the lease
+        return _evaluation_run_leased(run=run, progress=progress, owner=owner)
+    with Heartbeat(EVALUATION_RUN_JOB, run.pk, owner):
+        return _evaluation_run_leased(run=run, progress=progress, owner=owner)
+
+
+def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, owner: str) -> EvaluationRun:
+    started = time.perf_counter()
     try:
         out = Path(run.results_dir)
         out.mkdir(parents=True, exist_ok=True)
         folder = release_data.open_release_folder(run.release_path)
-        writer = _ProgressWriter(run, progress)
+        writer = _ProgressWriter(run, progress, owner)
         timing: dict[str, float] = {}
         model = None
         if run.method in MODEL_METHODS:
@@ -350,27 +393,35 @@ def evaluation_run(*, run: EvaluationRun, progress: Progress | None = None) -> E
         (out / RESULTS_FILE).write_text(
             json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
         )
-        with transaction.atomic():
-            run.metrics = metrics
-            run.timing = timing
-            run.status = RunStatus.DONE
-            run.progress_done = run.progress_total = writer.total
-            run.finished_at = timezone.now()
-            run.save()
+        job_update(
+            EVALUATION_RUN_JOB,
+            run.pk,
+            owner,
+            metrics=metrics,
+            timing=timing,
+            model_identity=run.model_identity,
+            status=RunStatus.DONE,
+            progress_done=writer.total,
+            progress_total=writer.total,
+            finished_at=timezone.now(),
+            lease_owner="",
+        )
+        run.refresh_from_db()
         return run
     # Domain errors (bad release, model, predictions; ModelLoadError and ScoringError are
     # ValueErrors) become EvaluationError with their message.
     except (EvaluationError, ValueError, OSError, ImportError) as exc:
-        _fail(run, str(exc))
+        _fail(run, str(exc), owner)
         raise EvaluationError(str(exc)) from exc
     except BaseException as exc:  # a run must never stay "running" after a crash or an interrupt
-        _fail(run, f"{type(exc).__name__}: {exc}")
+        _fail(run, f"{type(exc).__name__}: {exc}", owner)
         raise
 
 
-def _fail(run: EvaluationRun, message: str) -> None:
-    """Mark the run failed. Its message names a registry model and an upload as the user
-    knows them, never by their paths on the server; a refused upload is deleted."""
+def _fail(run: EvaluationRun, message: str, owner: str) -> None:
+    """Mark the run failed (while ``owner`` holds it). Its message names a registry model and
+    an upload as the user knows them, never by their paths on the server; a refused upload
+    is deleted."""
     names = {}
     if run.model_name and run.model_path:
         names[Path(run.model_path)] = run.model_name
@@ -378,8 +429,14 @@ def _fail(run: EvaluationRun, message: str) -> None:
     if upload_name and run.predictions_path:
         names[Path(run.predictions_path)] = upload_name
         Path(run.predictions_path).unlink(missing_ok=True)
-    EvaluationRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.FAILED, error=_public_message(message, names)[:5000], finished_at=timezone.now()
+    job_update(
+        EVALUATION_RUN_JOB,
+        run.pk,
+        owner,
+        status=RunStatus.FAILED,
+        error=_public_message(message, names)[:5000],
+        finished_at=timezone.now(),
+        lease_owner="",
     )
     run.refresh_from_db()
 

@@ -1,29 +1,57 @@
-"""Celery tasks of evaluation (routed to the ``models`` queue by CELERY_TASK_ROUTES)."""
+"""Celery tasks of evaluation (routed to the ``models`` queue by CELERY_TASK_ROUTES).
+
+A run is claimed with a lease before it starts (core.jobs): a second delivery of a run
+that a live worker holds leaves it alone, one whose worker was lost takes it over.
+"""
 
 from celery import shared_task
 
-from evaluation.cloze.services import cloze_run_queued
+from core.jobs import job_send, job_take, job_update
+from evaluation.cloze.services import CLOZE_RUN_JOB, cloze_run_queued
 from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
-from evaluation.services import EvaluationError, evaluation_run
+from evaluation.services import (
+    EVALUATION_RUN_JOB,
+    EvaluationError,
+    evaluation_run,
+    evaluation_run_claim_fields,
+)
 
 
-@shared_task(name="evaluation.tasks.evaluation_run_task", acks_late=True)
+@shared_task(name="evaluation.tasks.evaluation_run_task", acks_late=True, reject_on_worker_lost=True)
 def evaluation_run_task(*, run_id: int) -> str:
-    """Execute a queued run. Safe to run twice: a run already done or failed is left alone."""
+    """Execute a queued run. Safe to run twice: a run already done or failed is left alone,
+    and one running on a live worker too."""
+    owner = job_take(
+        EVALUATION_RUN_JOB,
+        run_id,
+        claimable=(RunStatus.QUEUED,),
+        finished=(RunStatus.DONE, RunStatus.FAILED),
+        **evaluation_run_claim_fields(),
+    )
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is None:
         return "gone"
-    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+    if owner is None:
         return str(run.status)
     try:
-        run = evaluation_run(run=run)
+        run = evaluation_run(run=run, owner=owner)
     except EvaluationError:
         pass  # the run row holds the failure and its message
     run.refresh_from_db()
     return str(run.status)
 
 
-@shared_task(name="evaluation.tasks.cloze_run_task", acks_late=True)
+def evaluation_run_enqueue(*, run_id: int) -> bool:
+    """Send the run to a worker; a broker that cannot take it fails the run with a message
+    that names the broker (never a 500, never a run left queued)."""
+
+    def failed(message: str) -> None:
+        job_update(EVALUATION_RUN_JOB, run_id, None, status=RunStatus.FAILED, error=message)
+
+    return job_send(lambda: evaluation_run_task.delay(run_id=run_id), on_error=failed)
+
+
+@shared_task(name="evaluation.tasks.cloze_run_task", acks_late=True, reject_on_worker_lost=True)
 def cloze_run_task(*, run_id: int) -> str:
     """Run a cloze analysis the web queued. Safe to run twice: only a queued run starts."""
     run = ClozeRun.objects.filter(pk=run_id).first()
@@ -32,3 +60,13 @@ def cloze_run_task(*, run_id: int) -> str:
     if run.status != ClozeRunStatus.QUEUED:
         return str(run.status)
     return str(cloze_run_queued(run=run).status)
+
+
+def cloze_run_enqueue(*, run_id: int) -> bool:
+    """Send a cloze run the web queued to a worker; a broker that cannot take it fails the
+    run with a message that names the broker."""
+
+    def failed(message: str) -> None:
+        job_update(CLOZE_RUN_JOB, run_id, None, status=ClozeRunStatus.FAILED, error=message)
+
+    return job_send(lambda: cloze_run_task.delay(run_id=run_id), on_error=failed)

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -23,7 +24,7 @@ from evaluation.metrics.common import knowledge_type_order
 from evaluation.models import RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.services import EvaluationError, PredictionsRefused, evaluation_run_create
-from evaluation.tasks import evaluation_run_task
+from evaluation.tasks import evaluation_run_enqueue
 
 
 def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
@@ -84,8 +85,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
             else:
                 form.add_error(None, str(exc))
         else:
-            evaluation_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
-            messages.success(request, f"Run #{run.pk} queued.")
+            sent: list[bool] = []  # sent once the run row is committed (at once, outside a transaction)
+            transaction.on_commit(lambda: sent.append(evaluation_run_enqueue(run_id=run.pk)))
+            if sent == [False]:  # the broker is down: the run is marked failed and says why
+                messages.error(request, f"Run #{run.pk} could not be queued: see below.")
+            else:
+                messages.success(request, f"Run #{run.pk} queued.")
             return redirect("evaluation:run-detail", run_id=run.pk)
     context = {
         "form": form,

@@ -10,6 +10,7 @@ of migration ``datasets.0004`` guard them unchanged.
 from django.conf import settings
 from django.db import models
 
+from core.models import JobLease
 from releases.errors import ReleaseImmutableError
 
 
@@ -121,7 +122,7 @@ def _refuse_if_published(release_id: int | None, action: str) -> None:
         raise _release_error(IMMUTABLE_MESSAGE.format(ref=f"{row[0]}@{row[1]}") + f" ({action} refused)")
 
 
-class Release(models.Model):
+class Release(JobLease):
     """A named, semantically versioned selection of items: draft -> approved -> published."""
 
     name = models.SlugField(max_length=100)

@@ -48,6 +48,19 @@ def data_dir() -> Path:
     return path
 
 
+@pytest.fixture
+def redis_url() -> str:
+    """A real Redis for tests of the broker and the cache (CI sets WINNOW_TEST_REDIS_URL);
+    skips without one, or fails when WINNOW_REQUIRE_SERVICES=1."""
+    url = os.environ.get("WINNOW_TEST_REDIS_URL", "")
+    if not url:
+        message = "needs Redis: set WINNOW_TEST_REDIS_URL=redis://127.0.0.1:6379/15"
+        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return url
+
+
 def _user_with_role(django_user_model, username: str, role: Role | None):
     user = django_user_model.objects.create_user(username=username, password="pw-" + username)
     if role is not None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -74,13 +73,8 @@ def test_health_is_503_when_the_broker_is_down(client, monkeypatch):
     assert response.json()["broker"]["ok"] is False and response.json()["database"]["ok"] is True
 
 
-def test_health_with_a_real_redis_broker_and_cache(client, monkeypatch, settings):
-    url = os.environ.get("WINNOW_TEST_REDIS_URL", "")
-    if not url:
-        message = "needs Redis: set WINNOW_TEST_REDIS_URL=redis://127.0.0.1:6379/15"
-        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+def test_health_with_a_real_redis_broker_and_cache(client, monkeypatch, settings, redis_url):
+    url = redis_url
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 

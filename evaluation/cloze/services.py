@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from core.errors import WinnowError
+from core.jobs import Heartbeat, JobKind, job_update, owner_token
 from core.jsonl import read_jsonl
 from core.roles import Actor, account_of
 from evaluation.cloze.candidates import load_cloze_model
@@ -31,6 +34,20 @@ class ClozeError(WinnowError):
     """The analysis cannot run; the message says what to fix."""
 
     status = 400
+
+
+# A cloze run's lease (core.jobs): run by a command, it cannot be queued again; the sweep
+# marks one whose process was lost failed.
+CLOZE_RUN_JOB = JobKind(
+    label="cloze run",
+    model=ClozeRun,
+    status_field="status",
+    queued="",
+    running=ClozeRunStatus.RUNNING,
+    failed=ClozeRunStatus.FAILED,
+    error_field="error",
+    failed_fields={"finished_at": timezone.now},
+)
 
 
 @dataclass(frozen=True)
@@ -149,6 +166,7 @@ def cloze_run(
         statements = statements[: settings.limit]
     chosen_pairs = pairs if settings.pairs is None else pairs[: settings.pairs]
     run_settings = {**asdict(settings), "source": str(source)}
+    owner = owner_token()
     row = {
         "release": release,
         "model_path": str(model_path),
@@ -158,15 +176,70 @@ def cloze_run(
         "settings": run_settings,
         "out_dir": str(out),
     }
-    with transaction.atomic():
-        if queued is not None:  # a run the web queued: it runs now, on the row the page shows
-            run = queued
-            for key, value in row.items():
-                setattr(run, key, value)
-            run.status = ClozeRunStatus.RUNNING
-            run.save()
-        else:
-            run = ClozeRun.objects.create(**row, created_by=account_of(user))
+    if queued is not None:
+        # a run the web queued runs on the row the page shows; a conditional UPDATE takes
+        # it, so a second delivery of its message finds it taken and leaves it alone
+        taken = ClozeRun.objects.filter(pk=queued.pk, status=ClozeRunStatus.QUEUED).update(
+            **row,
+            status=ClozeRunStatus.RUNNING,
+            lease_owner=owner,
+            heartbeat_at=timezone.now(),
+            attempts=F("attempts") + 1,
+        )
+        queued.refresh_from_db()
+        if not taken:
+            return queued
+        run = queued
+    else:
+        with transaction.atomic():
+            run = ClozeRun.objects.create(
+                **row,
+                created_by=account_of(user),
+                lease_owner=owner,
+                heartbeat_at=timezone.now(),
+                attempts=1,
+            )
+    # A heartbeat while the run lasts (outside a transaction, where a thread sees the row):
+    # a process killed mid-run leaves a run that the sweep marks failed, not "running".
+    beat: AbstractContextManager[object] = (
+        nullcontext()
+        if transaction.get_connection().in_atomic_block
+        else Heartbeat(CLOZE_RUN_JOB, run.pk, owner)
+    )
+    with beat:
+        return _cloze_run_leased(
+            run=run,
+            owner=owner,
+            release=release,
+            source=source,
+            model=model,
+            model_path=model_path,
+            vectors=vectors,
+            settings=settings,
+            run_settings=run_settings,
+            chosen_pairs=chosen_pairs,
+            statements=statements,
+            out=out,
+            progress=progress,
+        )
+
+
+def _cloze_run_leased(
+    *,
+    run: ClozeRun,
+    owner: str,
+    release: str,
+    source: Path,
+    model: Any,
+    model_path: str,
+    vectors: WordVectors,
+    settings: ClozeSettings,
+    run_settings: dict[str, Any],
+    chosen_pairs: Any,
+    statements: Any,
+    out: Path,
+    progress: Callable[[str, int, int], None] | None,
+) -> ClozeRun:
     started = time.perf_counter()
     dispersion_file = _JsonlWriter(out / "dispersion.jsonl")
     confidence_file = _JsonlWriter(out / "confidence.jsonl")
@@ -223,19 +296,30 @@ def cloze_run(
         results["seconds"] = round(time.perf_counter() - started, 3)
         (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     except Exception as exc:
-        ClozeRun.objects.filter(pk=run.pk).update(
-            status=ClozeRunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        job_update(
+            CLOZE_RUN_JOB,
+            run.pk,
+            owner,
+            status=ClozeRunStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+            lease_owner="",
         )
         raise
     finally:
         dispersion_file.close()
         confidence_file.close()
-    with transaction.atomic():
-        run.results = results
-        run.status = ClozeRunStatus.DONE
-        run.seconds = results["seconds"]
-        run.finished_at = timezone.now()
-        run.save(update_fields=["results", "status", "seconds", "finished_at"])
+    job_update(
+        CLOZE_RUN_JOB,
+        run.pk,
+        owner,
+        results=results,
+        status=ClozeRunStatus.DONE,
+        seconds=results["seconds"],
+        finished_at=timezone.now(),
+        lease_owner="",
+    )
+    run.refresh_from_db()
     return run
 
 

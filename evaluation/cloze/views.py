@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -14,7 +15,7 @@ from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
 from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run_queue
 from evaluation.forms import ClozeStartForm
 from evaluation.selectors import model_list, published_release_list
-from evaluation.tasks import cloze_run_task
+from evaluation.tasks import cloze_run_enqueue
 
 SCORE_LABELS = {
     "accuracy_uniform": "accuracy (uniform)",
@@ -53,8 +54,12 @@ def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
         except ClozeError as exc:
             form.add_error(None, str(exc))
         else:
-            cloze_run_task.delay_on_commit(run_id=run.pk)  # type: ignore[attr-defined]  # celery-types lacks delay_on_commit (Celery 5.4+)
-            messages.success(request, f"Cloze run #{run.pk} queued.")
+            sent: list[bool] = []  # sent once the run row is committed (at once, outside a transaction)
+            transaction.on_commit(lambda: sent.append(cloze_run_enqueue(run_id=run.pk)))
+            if sent == [False]:  # the broker is down: the run is marked failed and says why
+                messages.error(request, f"Cloze run #{run.pk} could not be queued: see below.")
+            else:
+                messages.success(request, f"Cloze run #{run.pk} queued.")
             return redirect("cloze:run-detail", pk=run.pk)
     context = {"runs": cloze_run_list(user=request.user), "form": form, "models": form.models.values()}
     return render(request, "cloze/clozerun_list.html", context, status=400 if posted else 200)

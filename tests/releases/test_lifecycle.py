@@ -1,8 +1,11 @@
 """release_create / build / approve / publish: the happy path and every refusal."""
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.urls import reverse
+from django.utils import timezone
 
 from releases import services
 from releases.errors import ReleaseStateError, ReleaseValidationError
@@ -169,12 +172,36 @@ def test_card_declares_a_hugging_face_config_per_non_empty_jsonl(curator, django
 def test_a_second_build_while_one_is_running_leaves_it_to_the_first(curator):
     make_schemas(2)
     release = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)
-    Release.objects.filter(pk=release.pk).update(build_status=BuildStatus.RUNNING, build_progress=30)
-    again = services.release_build(release_id=release.pk)
-    assert (again.build_status, again.build_progress) == (BuildStatus.RUNNING, 30)
+    alive = {"lease_owner": "host:1:live", "heartbeat_at": timezone.now()}
+    Release.objects.filter(pk=release.pk).update(build_status=BuildStatus.RUNNING, build_progress=30, **alive)
+    for force in (False, True):  # a live worker's build is never taken from it
+        again = services.release_build(release_id=release.pk, force=force)
+        assert (again.build_status, again.build_progress, again.lease_owner) == (
+            BuildStatus.RUNNING,
+            30,
+            "host:1:live",
+        )
     assert not services.release_folder(release).exists()
-    forced = services.release_build(release_id=release.pk, force=True)  # e.g. the worker died
-    assert forced.build_status == BuildStatus.DONE
+
+
+def test_a_build_whose_worker_was_lost_is_taken_over_and_its_temp_folder_removed(curator, settings):
+    make_schemas(2)
+    release = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)
+    lost_at = timezone.now() - timedelta(seconds=settings.WINNOW_JOB_STALE_AFTER + 5)
+    Release.objects.filter(pk=release.pk).update(
+        build_status=BuildStatus.RUNNING, lease_owner="host:1:dead", heartbeat_at=lost_at, attempts=1
+    )
+    left = services.release_folder(release).parent / f".{release.version}.build-0123abcd"
+    left.mkdir(parents=True)
+    (left / "wsc.jsonl").write_text("half written")
+    (left / "wsc.jsonl").chmod(0o444)
+    built = services.release_build(release_id=release.pk)
+    assert built.build_status == BuildStatus.DONE and built.attempts == 2 and built.lease_owner == ""
+    assert (
+        "the worker was lost" in built.job_events[-1]["text"] and "attempt 2" in built.job_events[-1]["text"]
+    )
+    assert not left.exists()
+    assert sorted(p.name for p in left.parent.iterdir()) == [release.version]
 
 
 def test_senmaking_release_defaults_to_the_pilot_split_and_declares_only_non_empty_configs(
@@ -205,6 +232,38 @@ def test_a_broker_that_cannot_take_the_build_leaves_a_note_instead_of_failing(
     monkeypatch.setattr(release_build_task, "delay", broker_down)
     make_schemas(2)
     release = create_release(django_capture_on_commit_callbacks, user=curator)
-    assert release.build_status == BuildStatus.QUEUED
+    release.refresh_from_db()
+    assert release.build_status == BuildStatus.FAILED  # never left "queued" for ever
     assert "could not be queued" in release.build_error and "release_build" in release.build_error
+    assert "broker (" in release.build_error
     assert services.release_build(release_id=release.pk).build_status == BuildStatus.DONE
+
+
+def test_a_build_lost_on_every_attempt_fails_with_the_reason_and_the_sweep_removes_its_temp_folder(
+    client, curator, settings
+):
+    from core.jobs import jobs_sweep
+
+    make_schemas(2)
+    release = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)
+    lost_at = timezone.now() - timedelta(seconds=settings.WINNOW_JOB_STALE_AFTER + 5)
+    Release.objects.filter(pk=release.pk).update(
+        build_status=BuildStatus.RUNNING,
+        lease_owner="host:1:dead",
+        heartbeat_at=lost_at,
+        attempts=settings.WINNOW_JOB_MAX_ATTEMPTS,
+    )
+    left = services.release_folder(release).parent / f".{release.version}.build-0123abcd"
+    left.mkdir(parents=True)
+    assert jobs_sweep() == [
+        f"release build {release.pk}: failed (the worker was lost (last heartbeat "
+        f"{timezone.localtime(lost_at).strftime('%Y-%m-%d %H:%M:%S %Z')}); failed after 3 attempts)"
+    ]
+    release.refresh_from_db()
+    assert release.build_status == BuildStatus.FAILED and "failed after 3 attempts" in release.build_error
+    assert not left.exists()
+    client.force_login(curator)
+    html = client.get(
+        reverse("releases:release-detail", args=[release.name, release.version])
+    ).content.decode()
+    assert "The build failed: the worker was lost" in html and "Started 3 times" in html

@@ -69,10 +69,13 @@ class Command(BaseCommand):
                 except EvaluationError as error:
                     raise CommandError(f"{release}: {error} (did `manage.py release_demo` run?)") from error
                 if method in model_methods and opts["queue"]:
-                    from evaluation.tasks import evaluation_run_task
+                    from evaluation.tasks import evaluation_run_enqueue
 
-                    evaluation_run_task.delay(run_id=run.pk)
-                    self.stdout.write(f"{release} {method}: run #{run.pk} queued for the worker")
+                    if evaluation_run_enqueue(run_id=run.pk):
+                        self.stdout.write(f"{release} {method}: run #{run.pk} queued for the worker")
+                    else:
+                        run.refresh_from_db()
+                        self.stderr.write(f"{release} {method}: run #{run.pk} failed: {run.error}")
                     continue
                 try:
                     run = evaluation_run(run=run)
