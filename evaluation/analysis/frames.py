@@ -271,7 +271,7 @@ def _wsc_run(predictions: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         {
             "gold": "int64",
             "prediction": "int64",
-            "correct": "boolean",
+            "correct": "bool",
             "switched_gold": "Int64",
             "switched_prediction": "Int64",
             "switched_correct": "boolean",
@@ -298,8 +298,8 @@ def _winowhy_run(predictions: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     )
     frame.insert(2, "score", frame["scores"].map(lambda s: float(s[0])).astype("float64"))
     frame = frame.drop(columns=["scores"])
-    frame["positive"] = frame["gold"].eq("positive").astype("boolean")
-    frame = frame.astype({"prediction": "str", "gold": "str", "correct": "boolean"})
+    frame["positive"] = frame["gold"].eq("positive").astype("bool")
+    frame = frame.astype({"prediction": "str", "gold": "str", "correct": "bool"})
     return _attach_items(frame, items, ["knowledge_types", "n_knowledge_types", "type_count"], ["id"])
 
 

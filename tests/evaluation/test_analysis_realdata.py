@@ -1,42 +1,20 @@
 """evaluation.analysis on the real data sets, imported and released in the test: the frames'
 figures equal each run's results.json, and the papers' subset sizes come out of the frames."""
 
-from collections.abc import Callable
-
 import pytest
 
 from evaluation import analysis
 from evaluation.services import evaluation_run, evaluation_run_create
-from releases import services as releases
-from tests.datasets.realdata import import_real_data
 from tests.evaluation.analysis_checks import assert_tables_equal_results
+from tests.evaluation.realdata import publish_real_releases
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata, pytest.mark.slow]
 
 BASELINES = {
-    "wsc": [("first", 0), ("random", 0), ("majority", 0)],
+    "wsc273": [("first", 0), ("random", 0), ("majority", 0)],
     "winowhy": [("majority", 0), ("random", 0)],
     "comve-test": [("first", 0), ("random", 0), ("majority", 0)],
 }
-
-
-def publish_real_releases(data_dir, curator, capture: Callable) -> dict[str, str]:
-    """WSC273, WinoWhy and ComVE test imported from WINNOW_DATA_DIR and published as 1.0.0."""
-    import_real_data(data_dir)
-    specs = {}
-    for name, dataset, split in (
-        ("wsc", "wsc", ""),
-        ("winowhy", "winowhy", ""),
-        ("comve-test", "comve", "test"),
-    ):
-        with capture(execute=True):
-            release = releases.release_create(
-                name=name, dataset=dataset, split=split, version="1.0.0", changelog="Real data.", user=curator
-            )
-        releases.release_approve(release=release, user=curator)
-        releases.release_publish(release=release, user=curator)
-        specs[name] = f"{name}@1.0.0"
-    return specs
 
 
 @pytest.fixture
@@ -59,7 +37,7 @@ def test_frames_of_baseline_runs_on_real_releases_equal_their_results_json(real_
         except AssertionError as exc:
             raise AssertionError(f"{key}: {exc}") from exc
 
-    wsc = analysis.load_run(real_runs[("wsc", "first", 0)].results_dir)
+    wsc = analysis.load_run(real_runs[("wsc273", "first", 0)].results_dir)
     table = analysis.wsc_table(wsc)
     # Trichelair et al.: 131 switchable, 37 associative; WinoWhy tables 4 and 5: questions per type
     assert table.loc[["all", "switchable_before", "associative"], "n"].tolist() == [273, 131, 37]
@@ -82,8 +60,8 @@ def test_frames_of_baseline_runs_on_real_releases_equal_their_results_json(real_
 
 
 def test_a_comparison_of_two_real_runs_joins_every_sentence(real_runs):
-    first = analysis.load_predictions(real_runs[("wsc", "first", 0)].results_dir)
-    random = analysis.load_predictions(real_runs[("wsc", "random", 0)].results_dir)
+    first = analysis.load_predictions(real_runs[("wsc273", "first", 0)].results_dir)
+    random = analysis.load_predictions(real_runs[("wsc273", "random", 0)].results_dir)
     comparison = analysis.compare_runs(first, random)
     assert len(comparison.items) == 273 + 131  # every original and every switched sentence
     m = comparison.mcnemar
