@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
+import pandas as pd
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.agreement.services import (
@@ -18,12 +17,12 @@ from annotation.agreement.services import (
     campaign_agreement_summary,
     campaign_chart,
     campaign_judgments,
+    campaign_table,
 )
 from annotation.models import Campaign
 from core.charts import BarChart, bar_chart
+from core.downloads import FORMATS, json_download, table_download
 from core.roles import user_is_curator
-
-FORMATS = ("csv", "json")
 
 
 def _campaign_for_curator(request: HttpRequest, name: str) -> Campaign:
@@ -165,23 +164,6 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-def _csv_response(filename: str, columns: list[str], rows: list[dict[str, Any]]) -> HttpResponse:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def _json_response(filename: str, data: Any) -> HttpResponse:
-    response = JsonResponse(data, json_dumps_params={"indent": 2, "allow_nan": False})
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 FIGURE_COLUMNS = ["scope", "group", "figure", "value", "ci_low", "ci_high", "undefined"]
 
 
@@ -214,10 +196,10 @@ def agreement_export(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     if fmt not in FORMATS:
         raise Http404("unknown format")
     summary = campaign_agreement_summary(campaign=campaign, identities=True)
-    filename = f"{campaign.name}-agreement.{fmt}"
     if fmt == "json":
-        return _json_response(filename, summary)
-    return _csv_response(filename, FIGURE_COLUMNS, _summary_rows(summary))
+        return json_download(f"{campaign.name}-agreement.json", summary)
+    figures = pd.DataFrame(_summary_rows(summary), columns=FIGURE_COLUMNS)
+    return table_download(figures, stem=f"{campaign.name}-agreement", fmt=fmt)
 
 
 @login_required
@@ -225,8 +207,11 @@ def chart_export(request: HttpRequest, name: str, chart: str, fmt: str) -> HttpR
     campaign = _campaign_for_curator(request, name)
     if fmt not in FORMATS or chart not in TABLES:
         raise Http404("unknown chart or format")
-    data = campaign_chart(campaign=campaign, chart=chart, identities=True)
-    filename = f"{campaign.name}-{chart}.{fmt}"
-    if fmt == "json":
-        return _json_response(filename, data)
-    return _csv_response(filename, data["columns"], data["rows"])
+    frame = campaign_table(campaign=campaign, chart=chart, identities=True)
+    meta = {
+        "chart": chart,
+        "title": TABLES[chart],
+        "campaign": campaign.name,
+        "empty": frame.attrs.get("empty"),
+    }
+    return table_download(frame, stem=f"{campaign.name}-{chart}", fmt=fmt, meta=meta)
