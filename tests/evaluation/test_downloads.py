@@ -13,20 +13,8 @@ from evaluation import analysis, selectors
 from evaluation.models import EvaluationRun
 from evaluation.services import evaluation_run, evaluation_run_create
 from tests.evaluation.factories import write_comve_release, write_winowhy_release
-from tests.releases.factories import make_schemas, published_release
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def two_runs(tmp_path, settings, curator, django_capture_on_commit_callbacks):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    make_schemas(4)
-    published = published_release(django_capture_on_commit_callbacks, user=curator, name="wsc-mini")
-    release = f"{published.name}@{published.version}"
-    first = evaluation_run(run=evaluation_run_create(release=release, method="first"))
-    other = evaluation_run(run=evaluation_run_create(release=release, method="random", seed=1))
-    return first, other
 
 
 def _download_urls(runs: tuple[EvaluationRun, EvaluationRun]) -> list[str]:
