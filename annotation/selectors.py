@@ -158,6 +158,12 @@ def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
     return rows
 
 
+def campaign_item_count(*, campaign: Campaign, flagged_only: bool = False) -> int:
+    """How many items the curator's item list of ``campaign`` has (flagged ones only, if asked)."""
+    qs = CampaignItem.objects.filter(campaign=campaign)
+    return (qs.filter(needs_review=True) if flagged_only else qs).count()
+
+
 def campaign_items_page(
     *, campaign: Campaign, flagged_only: bool = False, limit: int = 200, offset: int = 0
 ) -> list[dict[str, Any]]:

@@ -195,6 +195,20 @@ TASKS: dict[str, TaskSpec] = {
 COMVE_WRITING_FIELDS = ("statement_0", "statement_1", "option_a", "option_b", "option_c")
 
 
+#: A cell starting with one of these is run as a formula by spreadsheets (CSV injection).
+#: Crowd-written text may not start with them, so the release files can carry every text
+#: byte for byte and still be safe to open (the annotation exports also neutralise them).
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+def _no_formula_start(field: str, value: str) -> None:
+    if value.startswith(FORMULA_STARTS):
+        raise AnswerError(
+            f"{field}: may not start with {value[0]!r} (a spreadsheet would run it as a formula); "
+            "begin with a word"
+        )
+
+
 def task_spec(name: str) -> TaskSpec:
     try:
         return TASKS[name]
@@ -235,6 +249,7 @@ def answer_clean(
             raise AnswerError(f"text: write a reason of at least {spec.min_text_length} characters")
         if len(text) > 2000:
             raise AnswerError("text: at most 2000 characters")
+        _no_formula_start("text", text)
         payload = {}
     elif not spec.writes_comve:
         text = ""
@@ -254,6 +269,7 @@ def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
             raise AnswerError(f"{name}: required")
         if len(value) > 500:
             raise AnswerError(f"{name}: at most 500 characters")
+        _no_formula_start(name, value)
         out[name] = value
     if out["statement_0"].lower() == out["statement_1"].lower():
         raise AnswerError("statement_1: the two statements must differ")
@@ -273,6 +289,8 @@ def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
         raise AnswerError("references: write three reference explanations")
     if any(len(r) > 500 for r in refs):
         raise AnswerError("references: at most 500 characters each")
+    for ref in refs:
+        _no_formula_start("references", ref)
     out["references"] = refs
     return out
 

@@ -136,6 +136,11 @@ def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
         page = max(1, int(request.GET.get("page", "1")))
     except ValueError:
         page = 1
+    # a page past the last one (however large the number) is not there: 404, not a query
+    if page > 1 and (page - 1) * ITEMS_PER_PAGE >= selectors.campaign_item_count(
+        campaign=campaign, flagged_only=flagged_only
+    ):
+        raise Http404(f"The item list of {campaign.name} has no page {page}.")
     context = {
         "campaign": campaign,
         "spec": task_spec(campaign.task),

@@ -53,7 +53,7 @@ from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
 from annotation.tasks_registry import TASKS
 from core.errors import WinnowError
-from core.jsonl import JsonLinesError, read_jsonl
+from core.jsonl import JsonLinesError, loads, read_jsonl
 from datasets.models import ComVEItem, Reason, Schema
 
 FORMATS = ("winowhy", "jsonl")
@@ -107,7 +107,7 @@ def _read(path: Path) -> bytes:
 def _parse_winowhy(path: Path, raw: bytes) -> tuple[list[_Vote], str]:
     name = path.name
     try:
-        questions = json.loads(raw.decode("utf-8"))
+        questions = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VotesImportError(f"{name}: not a WinoWhy JSON file ({exc})") from exc
     if not isinstance(questions, list) or not questions:

@@ -14,5 +14,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("winnow")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-app.autodiscover_tasks(["releases"])  # releases/tasks.py
+app.autodiscover_tasks()  # every installed app's tasks.py (releases, evaluation)

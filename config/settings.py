@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "django_htmx",
@@ -128,11 +129,19 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 REST_FRAMEWORK = {
+    # Sessions (the pages' sign-in) and tokens (`manage.py drf_create_token USER`); HTTP
+    # Basic, which costs a password hash per request, outside production only.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+        *([] if WINNOW_PRODUCTION else ["core.authentication.ThrottledBasicAuthentication"]),
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.api.JSONParser",  # deep nesting is a 400, not a RecursionError
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -181,6 +190,17 @@ if WINNOW_PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
+    # TLS (docs/operations.md): plain HTTP is redirected to HTTPS; behind a reverse proxy
+    # that terminates TLS, WINNOW_PROXY_SSL_HEADER=1 trusts its X-Forwarded-Proto (set it
+    # only when the proxy overwrites that header, or a client could claim HTTPS).
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    if env.bool("WINNOW_PROXY_SSL_HEADER", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+        USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+    # HSTS is off until the site is known to work over HTTPS: browsers remember it.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 
 LOGGING = {
     "version": 1,
@@ -188,3 +208,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# Sign-in throttling (core.auth): failures per account and per client address within a
+# window, then a lockout a curator or admin can lift in the admin.
+WINNOW_LOGIN_FAILURES = env.int("WINNOW_LOGIN_FAILURES", default=10)
+WINNOW_LOGIN_ADDRESS_FAILURES = env.int("WINNOW_LOGIN_ADDRESS_FAILURES", default=50)
+WINNOW_LOGIN_WINDOW = env.int("WINNOW_LOGIN_WINDOW", default=15 * 60)
+WINNOW_LOGIN_LOCKOUT = env.int("WINNOW_LOGIN_LOCKOUT", default=15 * 60)

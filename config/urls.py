@@ -4,13 +4,21 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import views
+from core.auth import ThrottledAuthenticationForm
 
 admin.site.site_header = "Winnow administration"
 admin.site.site_title = "Winnow admin"
 
+handler500 = "core.web.server_error"  # a 503 page when the database cannot be reached
+
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("health/", views.health, name="health"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("datasets/", include("datasets.urls")),

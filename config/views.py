@@ -1,11 +1,16 @@
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from annotation import selectors as annotation_selectors
 from annotation.tasks_registry import task_spec
+from config.celery import app as celery_app
 from core.roles import user_is_annotator
 
 
@@ -26,3 +31,54 @@ def home(request: HttpRequest) -> HttpResponse:
             )
         ]
     return render(request, "home.html", context)
+
+
+def _check(probe: Callable[[], Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        detail = probe()
+    except Exception as error:  # a health check reports any failure instead of failing itself
+        return {"ok": False, "error": type(error).__name__, "ms": _ms(started)}
+    return {"ok": True, "ms": _ms(started), **(detail or {})}
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _cache() -> None:
+    cache.set("winnow:health", "1", 10)
+    if cache.get("winnow:health") != "1":
+        raise RuntimeError("the cache did not keep a value")
+
+
+def _broker() -> None:
+    with celery_app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+def _workers() -> dict[str, Any]:
+    replies = celery_app.control.ping(timeout=1.0) or []
+    names = sorted(name for reply in replies for name in reply)
+    if not names:
+        raise RuntimeError("no worker answered")
+    return {"workers": names}
+
+
+def health(request: HttpRequest) -> JsonResponse:
+    """For a load balancer or a monitor, without signing in: whether the database, the
+    cache, the Celery broker and any worker answer. 200 while the database and the broker
+    do (the site works and jobs queue up), else 503. Says nothing else about the site."""
+    report = {
+        "database": _check(_database),
+        "cache": _check(_cache),
+        "broker": _check(_broker),
+        "workers": _check(_workers),
+    }
+    healthy = report["database"]["ok"] and report["broker"]["ok"]
+    return JsonResponse({"ok": healthy, **report}, status=200 if healthy else 503)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from core.errors import WinnowError
+from core.jsonl import TOO_DEEP
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -21,3 +24,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         set_rollback()  # as DRF does for the errors it handles (ATOMIC_REQUESTS)
         return Response({"detail": exc.message}, status=exc.status)
     return drf_exception_handler(exc, context)
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, with a body nested deeper than the parser's recursion limit
+    answered as a 400 like any malformed JSON (DRF lets the RecursionError through: a 500)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(f"JSON parse error - {TOO_DEEP}") from None

@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.apps import AppConfig
+from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.db.models.signals import m2m_changed, post_migrate, pre_delete
 
 
@@ -33,9 +34,22 @@ def _group_deleted(*, instance: Any, **kwargs: Any) -> None:
     roles_forget(list(instance.user_set.values_list("pk", flat=True)))
 
 
+def _login_failed(*, credentials: dict[str, Any], request: Any = None, **kwargs: Any) -> None:
+    from core.auth import client_address, login_failure_record
+
+    login_failure_record(username=str(credentials.get("username") or ""), address=client_address(request))
+
+
+def _logged_in(*, user: Any, **kwargs: Any) -> None:
+    from core.auth import login_success_record
+
+    login_success_record(username=user.get_username())
+
+
 class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Winnow core"
+    curator_admin = True  # curators lift sign-in lockouts (core.roles.curator_admin_access_grant)
 
     def ready(self) -> None:
         from django.contrib.auth import get_user_model
@@ -45,3 +59,5 @@ class CoreConfig(AppConfig):
         post_migrate.connect(_ensure_role_groups, sender=self)
         m2m_changed.connect(_groups_changed, sender=User.groups.through, dispatch_uid="winnow-roles")
         pre_delete.connect(_group_deleted, sender=Group, dispatch_uid="winnow-roles-group")
+        user_login_failed.connect(_login_failed, dispatch_uid="winnow-login-throttle")
+        user_logged_in.connect(_logged_in, dispatch_uid="winnow-login-throttle")

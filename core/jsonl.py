@@ -19,6 +19,28 @@ from typing import Any, Literal, overload
 
 from core.errors import WinnowError
 
+#: What a document nested deeper than the parser's recursion limit (about 1,000 levels;
+#: Winnow's formats nest a few) is told. Python's json module raises RecursionError there.
+TOO_DEEP = "nested too deeply (more than the parser takes; Winnow's formats nest a few levels)"
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` for text from outside: a document nested too deeply is a
+    ``JSONDecodeError`` like any other malformed input (never a RecursionError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(TOO_DEEP, text, 0) from None
+
+
+def raw_decode(decoder: json.JSONDecoder, text: str, index: int) -> tuple[Any, int]:
+    """``decoder.raw_decode`` with the same treatment of deep nesting as :func:`loads`."""
+    try:
+        return decoder.raw_decode(text, index)
+    except RecursionError:
+        raise json.JSONDecodeError(TOO_DEEP, text, index) from None
+
+
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
 
 
@@ -101,7 +123,7 @@ def read_jsonl(
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads(line)
         except json.JSONDecodeError as exc:
             raise JsonLinesError(
                 _reason(exc), name=label, row=number, field=last_key(line[: exc.pos])

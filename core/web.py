@@ -11,11 +11,14 @@ with an error (redisplay a form, flash a message and redirect) still catch it th
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from http import HTTPStatus
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template import loader
 
 from core.errors import WinnowError
 
@@ -57,3 +60,15 @@ class DomainErrorMiddleware:
             response = render(request, ERROR_TEMPLATE, context, status=exception.status)
         response["X-Winnow-Status"] = str(exception.status)
         return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: an unhandled error. When it is the database that cannot be reached
+    (down, restarting, out of connections) the answer is a 503 page that says so and asks
+    to retry, instead of a plain 500. Neither page touches the database."""
+    error = sys.exc_info()[1]
+    if isinstance(error, OperationalError | InterfaceError):
+        response = HttpResponse(loader.get_template("503.html").render(), status=503)
+        response["Retry-After"] = "30"
+        return response
+    return HttpResponse(loader.get_template("500.html").render(), status=500)

@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from core.roles import Actor, user_is_curator, user_is_researcher
+from core.roles import Actor, user_is_curator
 
 
 def user_can_import(*, user: Actor) -> bool:
@@ -16,14 +16,18 @@ def user_can_import(*, user: Actor) -> bool:
 
 
 def user_can_browse_items(*, user: Actor) -> bool:
-    """Curators and admins see every item; researchers too: the items are public-source
-    data and carry no annotator identity. Annotators may not browse in bulk: they see
-    only the item in hand, through the annotation pages."""
-    return user_is_curator(user) or user_is_researcher(user)
+    """Curators and admins see every item. Researchers do not: the items hold crowd-written
+    text and aggregated labels that no release contains yet, and researchers read only
+    published releases (DESIGN section 1). Annotators see only the item in hand, through
+    the annotation pages."""
+    return user_is_curator(user)
 
 
 class CanBrowseItems(BasePermission):
-    message = "Only curators, researchers and admins may browse items; annotators see the item in hand."
+    message = (
+        "Only curators and admins may browse items; researchers read published releases, "
+        "annotators see the item in hand."
+    )
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return user_can_browse_items(user=request.user)

@@ -15,7 +15,7 @@ from datasets.permissions import user_can_browse_items
 
 def _check(user: Actor) -> None:
     if not user_can_browse_items(user=user):
-        raise PermissionDenied("Only curators, researchers and admins may browse items in bulk.")
+        raise PermissionDenied("Only curators and admins may browse items in bulk.")
 
 
 def schema_list(*, user: Actor, filters: dict[str, Any] | None = None) -> QuerySet[Schema]:

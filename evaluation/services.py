@@ -85,12 +85,16 @@ def release_locate(spec: str) -> release_data.ReleaseFolder:
 def release_folder_published(spec: str) -> Path:
     """The folder of the published release ``NAME@VERSION``, once every file matches its manifest."""
     name, _, version = spec.rpartition("@")
-    release = Release.objects.filter(name=name, version=version).prefetch_related("files").first()
+    release = (
+        Release.objects.filter(name=name, version=version, status=ReleaseStatus.PUBLISHED)
+        .prefetch_related("files")
+        .first()
+    )
     if release is None:
-        raise EvaluationError(f"release {spec} not found")
-    if release.status != ReleaseStatus.PUBLISHED:
+        # the same words whether a draft of that name exists or nothing does: a researcher
+        # learns nothing about unpublished releases from this message
         raise EvaluationError(
-            f"release {spec} is {release.status}: only published releases are evaluated "
+            f"no published release {spec}: only published releases are evaluated "
             "(or pass the folder of an exported release)"
         )
     files = list(release.files.all())

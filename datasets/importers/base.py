@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import WinnowError
-from core.jsonl import JsonLinesError, last_key, read_jsonl
+from core.jsonl import JsonLinesError, last_key, loads, raw_decode, read_jsonl
 
 
 class DatasetImportError(WinnowError):
@@ -165,7 +165,7 @@ def _array_position(prefix: str) -> tuple[int | None, int]:
         i = _skip_ws(prefix, i)
         start = i
         try:
-            _, i = decoder.raw_decode(prefix, i)
+            _, i = raw_decode(decoder, prefix, i)
         except json.JSONDecodeError:
             return n + 1, start
         n += 1
@@ -196,7 +196,7 @@ def load_json_document(source: SourceFile) -> Any:
     if sniff(source.text) != "json":
         raise source.error("not JSON (expected an object or an array; is this a CSV or text file?)", row=1)
     try:
-        return json.loads(source.text)
+        return loads(source.text)
     except json.JSONDecodeError as exc:
         raise source.error(f"invalid JSON: {exc.msg} at column {exc.colno}", line=exc.lineno) from None
 
@@ -223,7 +223,7 @@ def load_json_array(source: SourceFile) -> list[tuple[int, Any]]:
         start = i
         row = len(out) + 1
         try:
-            value, i = decoder.raw_decode(text, i)
+            value, i = raw_decode(decoder, text, i)
         except json.JSONDecodeError as exc:
             field = last_key(text[start : exc.pos])
             truncated = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith("]")

@@ -9,7 +9,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.exports import csv_lines, csv_safe
+from annotation.models import Assignment, AssignmentStatus, CampaignItem, Judgment
 from annotation.services import (
+    JudgmentRefused,
     adjudication_record,
     assignment_next,
     campaign_aggregate,
@@ -63,11 +65,21 @@ def test_written_reasons_are_text_on_the_curator_page_and_untouched_in_exports(c
     SchemaFactory.create()
     campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
     lease = assignment_next(campaign=campaign, annotator=annotator)
-    judgment_submit(annotator=annotator, assignment=lease, text='=HYPERLINK("http://x") ' + EVIL_TEXT)
+    assert lease is not None
+    # a formula start is refused where it is written (issue 16): the page says why
+    with pytest.raises(JudgmentRefused, match="may not start with '='"):
+        judgment_submit(annotator=annotator, assignment=lease, text='=HYPERLINK("http://x") ' + EVIL_TEXT)
+    # one stored before that rule (or by hand) is still neutralised in the CSV export
+    Judgment.objects.create(
+        campaign_item=lease.campaign_item,
+        annotator=annotator,
+        text='=HYPERLINK("http://x") ' + EVIL_TEXT,
+    )
+    CampaignItem.objects.filter(pk=lease.campaign_item_id).update(judgment_count=1)
+    Assignment.objects.filter(pk=lease.pk).update(status=AssignmentStatus.SUBMITTED)
     campaign_aggregate(campaign=campaign)
     written = Reason.objects.get(source_file="campaign:rw")
     assert written.text == '=HYPERLINK("http://x") ' + EVIL_TEXT  # stored as written
-    assert lease is not None
     adjudication_record(item=lease.campaign_item, curator=curator, decision="accept", note=EVIL_TEXT)
     # the written reason then shows up in a plausibility campaign and on its curator page
     campaign_create(name="pl", task="reason_plausibility", items="reasons", filters={"origin": "human"})

@@ -47,8 +47,10 @@ def test_anonymous_users_are_refused_everywhere(client, items):
         assert client.get(url).status_code == 403, url
 
 
-@pytest.mark.parametrize("role", ["annotator", "nobody"])
-def test_annotators_and_users_without_a_role_get_403_on_the_bulk_item_api(client, request, items, role):
+@pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
+def test_annotators_researchers_and_users_without_a_role_get_403_on_the_bulk_item_api(
+    client, request, items, role
+):
     client.force_login(request.getfixturevalue(role))
     for url in endpoints(items):
         response = client.get(url)
@@ -56,8 +58,8 @@ def test_annotators_and_users_without_a_role_get_403_on_the_bulk_item_api(client
         assert b"statement_0" not in response.content and b"text_before" not in response.content
 
 
-@pytest.mark.parametrize("role", ["curator", "researcher", "admin_user"])
-def test_curators_researchers_and_admins_read_every_endpoint(client, request, items, role):
+@pytest.mark.parametrize("role", ["curator", "admin_user"])
+def test_curators_and_admins_read_every_endpoint(client, request, items, role):
     client.force_login(request.getfixturevalue(role))
     for url in endpoints(items):
         assert client.get(url).status_code == 200, url
@@ -69,8 +71,8 @@ def test_writes_are_not_allowed_even_for_curators(client, curator, items):
     assert client.delete(f"/api/schemas/{items['schema']}/").status_code == 405
 
 
-def test_schema_detail_nests_reasons_and_names_the_twin(client, researcher, items):
-    client.force_login(researcher)
+def test_schema_detail_nests_reasons_and_names_the_twin(client, curator, items):
+    client.force_login(curator)
     data = client.get(f"/api/schemas/{items['schema']}/").json()
     assert [r["label"] for r in data["reasons"]] == ["positive", "negative"]
     assert data["twin_external_id"] is not None
@@ -107,8 +109,8 @@ def test_bad_filter_values_are_a_400_naming_the_parameter(client, curator, items
     assert client.get("/api/reasons/?label=maybe").status_code == 400
 
 
-def test_missing_item_is_404(client, researcher, items):
-    client.force_login(researcher)
+def test_missing_item_is_404(client, curator, items):
+    client.force_login(curator)
     assert client.get("/api/schemas/999999/").status_code == 404
 
 

@@ -1,4 +1,5 @@
-"""Selectors narrow by role: annotators and users without a role cannot list items."""
+"""Selectors narrow by role: only curators (and admins) list items; annotators,
+researchers (who read published releases) and users without a role cannot."""
 
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ from tests.datasets.factories import ComVEItemFactory, ReasonFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("role", ["annotator", "nobody"])
-def test_annotators_cannot_list_items(request, role):
+@pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
+def test_only_curators_list_items(request, role):
     user = request.getfixturevalue(role)
     for selector in (schema_list, reason_list, comve_item_list):
         with pytest.raises(PermissionDenied):
             selector(user=user)
 
 
-def test_researchers_list_items_with_filters(researcher):
+def test_curators_list_items_with_filters(curator):
     ReasonFactory.create(label="negative")
     ReasonFactory.create(label="positive")
     ComVEItemFactory.create(split="test")
-    assert reason_list(user=researcher, filters={"label": "negative"}).count() == 1
-    assert schema_list(user=researcher).count() == 2
-    assert comve_item_list(user=researcher, filters={"split": "dev"}).count() == 0
+    assert reason_list(user=curator, filters={"label": "negative"}).count() == 1
+    assert schema_list(user=curator).count() == 2
+    assert comve_item_list(user=curator, filters={"split": "dev"}).count() == 0

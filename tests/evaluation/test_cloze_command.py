@@ -202,7 +202,7 @@ def test_cloze_runs_on_a_published_release_by_name_and_version(
 @pytest.mark.django_db
 def test_cloze_refuses_a_release_that_is_not_published(masked_path, tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
-    with pytest.raises(ClozeError, match="release comve@9.9.9 not found"):
+    with pytest.raises(ClozeError, match="no published release comve@9.9.9"):
         cloze_run(
             release="comve@9.9.9",
             model_path=str(masked_path),
@@ -216,7 +216,7 @@ def test_cloze_refuses_a_release_that_is_not_published(masked_path, tmp_path, se
     ("options", "message"),
     [
         ({"model": "/nonexistent/model"}, "no such file or folder"),
-        ({"release": "comve@1.0"}, "release comve@1.0 not found"),
+        ({"release": "comve@1.0"}, "no published release comve@1.0"),
         ({"embeddings": "BAD"}, "line 1: not a number"),
         ({"k": 1}, "k must be at least 2"),
     ],

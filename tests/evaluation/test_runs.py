@@ -162,7 +162,7 @@ def test_run_requests_that_cannot_work_are_refused_before_anything_is_stored(tmp
 
 def test_unknown_release_name_and_version_is_explained(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path
-    with pytest.raises(EvaluationError, match="release wsc@9.9.9 not found"):
+    with pytest.raises(EvaluationError, match="no published release wsc@9.9.9"):
         evaluation_run_create(release="wsc@9.9.9", method="first")
 
 
@@ -184,7 +184,9 @@ def test_a_draft_release_is_not_evaluated(tmp_path, settings, curator, django_ca
     settings.MEDIA_ROOT = tmp_path
     make_schemas(4)
     create_release(django_capture_on_commit_callbacks, user=curator, name="wsc-draft")
-    with pytest.raises(EvaluationError, match="wsc-draft@1.0.0 is draft: only published releases"):
+    with pytest.raises(
+        EvaluationError, match="no published release wsc-draft@1.0.0: only published releases"
+    ):
         evaluation_run_create(release="wsc-draft@1.0.0", method="first")
     assert not EvaluationRun.objects.exists()
 

@@ -4,6 +4,7 @@ from django.urls import reverse
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import evaluation_run_create
 from evaluation.tasks import evaluation_run_task
+from tests.releases.factories import create_release, make_schemas
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def test_starting_a_run_on_a_missing_release_shows_the_reason_and_stores_nothing
 ):
     client.force_login(researcher)
     for release, reason in [
-        ("nope@1.0.0", b"release nope@1.0.0 not found"),
+        ("nope@1.0.0", b"no published release nope@1.0.0"),
         (str(tmp_path), b"give NAME@VERSION of a published release"),  # no server folders from the web
     ]:
         response = client.post(
@@ -194,3 +195,26 @@ def test_run_page_lists_knowledge_types_in_the_papers_order(client, researcher, 
     html = client.get(reverse("evaluation:run-detail", args=[two_runs[0].pk])).content.decode()
     positions = [html.index(f"knowledge type {t}") for t in ("Property", "Object", "Spatial")]
     assert positions == sorted(positions)
+
+
+def test_the_run_form_says_nothing_about_unpublished_releases(
+    client, researcher, curator, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    """Issue 16, item 5: a draft of a name and no release at all read the same."""
+    settings.MEDIA_ROOT = tmp_path
+    make_schemas(3)
+    create_release(django_capture_on_commit_callbacks, user=curator, name="secret-draft")
+    client.force_login(researcher)
+
+    def refusal(release: str) -> str:
+        response = client.post(
+            reverse("evaluation:run-list"), {"release": release, "method": "first", "seed": 0}
+        )
+        assert response.status_code == 400
+        html = response.content.decode()
+        start = html.index("no published release")
+        return html[start : html.index("<", start)].replace(release, "NAME")
+
+    assert refusal("secret-draft@1.0.0") == refusal("never-made@1.0.0")
+    assert "draft" not in refusal("secret-draft@1.0.0").replace("secret-draft", "")
+    assert not EvaluationRun.objects.exists()
