@@ -372,6 +372,98 @@ def campaign_agreement_summary(
     return summary
 
 
+#: The figures of the agreement page with their labels; those in PERCENT_FIGURES are shares.
+FIGURE_LABELS: dict[str, str] = {
+    "fleiss_kappa": "Fleiss' kappa",
+    "pairwise_agreement": "Average pairwise agreement",
+    "krippendorff_alpha": "Krippendorff's alpha (nominal)",
+    "majority_agreement": "Agreement with the majority (leave-one-out)",
+    "gold_accuracy": "Accuracy on gold items",
+    "share": "Share of the judgments",
+}
+PERCENT_FIGURES = frozenset({"pairwise_agreement", "majority_agreement", "gold_accuracy", "share"})
+GROUP_FIGURES = ("fleiss_kappa", "pairwise_agreement", "krippendorff_alpha")
+FIGURE_COLUMNS = [
+    "scope",
+    "group",
+    "figure",
+    "label",
+    "value",
+    "ci_low",
+    "ci_high",
+    "undefined",
+    "items",
+    "judgments",
+]
+
+
+def campaign_figures(summary: dict[str, Any]) -> pd.DataFrame:
+    """Every figure of :func:`campaign_agreement_summary`, one row per figure.
+
+    ``scope`` is ``campaign`` (the whole campaign), ``answer`` (one answer against the rest:
+    its ``share`` of the judgments and its Fleiss' kappa; ``group`` names the answer) or the
+    label the items are grouped by (``reason origin``, ``knowledge type``; ``group`` is the
+    label's value). ``items`` and ``judgments`` count what the figure was computed on
+    (agreement with the majority: the compared judgments; gold accuracy: the judgments on
+    gold items). The agreement page's tables and the figures' CSV are this frame."""
+    rows: list[dict[str, Any]] = []
+    if summary.get("applicable"):
+        total = {"items": summary["items_judged"], "judgments": summary["judgments"]}
+        for key, fig in summary["figures"].items():
+            if isinstance(fig, dict):
+                judged = fig.get("judgments_compared", fig.get("judgments_on_gold", total["judgments"]))
+                rows.append(
+                    {"scope": "campaign", "group": "", "figure": key, **fig} | total | {"judgments": judged}
+                )
+        for cat in summary["per_category"]:
+            answer = {"scope": "answer", "group": cat["category"], "judgments": cat["judgments"]}
+            rows.append(answer | {"figure": "share", "value": cat["share"]})
+            rows.append(
+                answer
+                | {"figure": "fleiss_kappa", "value": cat["fleiss_kappa"], "undefined": cat["undefined"]}
+            )
+        for group in summary["groups"]:
+            counts = {"scope": group["group_by"], "group": group["group"], "items": group["items"]}
+            rows += [
+                counts | {"figure": key, **group[key], "judgments": group["judgments"]}
+                for key in GROUP_FIGURES
+            ]
+    frame = pd.DataFrame.from_records(rows, columns=[c for c in FIGURE_COLUMNS if c != "label"])
+    frame.insert(3, "label", frame["figure"].map(FIGURE_LABELS))
+    return frame.astype(
+        {
+            "scope": "str",
+            "group": "str",
+            "figure": "str",
+            "label": "str",
+            "value": "float64",
+            "ci_low": "float64",
+            "ci_high": "float64",
+            "undefined": "object",
+            "items": "Int64",
+            "judgments": "Int64",
+        }
+    )[FIGURE_COLUMNS]
+
+
+def figures_by_group(figures: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """The rows of one ``scope`` of :func:`campaign_figures` side by side, one row per
+    ``group``: ``items``, ``judgments`` and per figure ``FIGURE``, ``FIGURE_low``,
+    ``FIGURE_high``, ``FIGURE_undefined`` (the per-answer and per-label tables)."""
+    part = figures[figures["scope"] == scope]
+    groups = pd.unique(part["group"])
+    wide = part.pivot(index="group", columns="figure", values=["value", "ci_low", "ci_high", "undefined"])
+    out = pd.DataFrame(index=pd.Index(groups, name="group"))
+    counts = part.groupby("group", sort=False)[["items", "judgments"]].first()
+    out = out.join(counts)
+    for key in pd.unique(part["figure"]):
+        out[key] = wide[("value", key)]
+        out[f"{key}_low"] = wide[("ci_low", key)]
+        out[f"{key}_high"] = wide[("ci_high", key)]
+        out[f"{key}_undefined"] = wide[("undefined", key)]
+    return out.reset_index()
+
+
 def campaign_notes(*, campaign: Campaign) -> list[str]:
     notes = []
     selection = campaign.selection or {}
