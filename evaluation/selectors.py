@@ -89,11 +89,14 @@ def run_comparison(*, run_a: EvaluationRun, run_b: EvaluationRun) -> analysis.Co
     return analysis.compare_runs(_predictions(run_a), _predictions(run_b))
 
 
-def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
-    """:func:`run_comparison` as the comparison page reads it: rows as dicts."""
+def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun, differ_only: bool = False) -> dict[str, Any]:
+    """:func:`run_comparison` as the comparison page reads it: the rows of
+    :func:`evaluation.analysis.comparison_table` as dicts (only those where exactly one run
+    is right with ``differ_only``), the counts of unshared items and McNemar's test."""
     comparison = run_comparison(run_a=run_a, run_b=run_b)
+    table = analysis.comparison_table(comparison)
     return {
-        "rows": frame_records(analysis.comparison_table(comparison)),
+        "rows": frame_records(table[table["differ"]] if differ_only else table),
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "mcnemar": comparison.mcnemar.as_dict() if comparison.mcnemar else None,

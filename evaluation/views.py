@@ -250,14 +250,13 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         runs = selectors.run_list(user=request.user).filter(status=RunStatus.DONE)[:200]
         return render(request, "evaluation/run_compare.html", {"runs": runs, "pick": True})
     run_a, run_b = pair
-    comparison = selectors.run_compare(run_a=run_a, run_b=run_b)
     show_all = request.GET.get("all") == "1"
-    rows = comparison["rows"] if show_all else [r for r in comparison["rows"] if r["differ"]]
+    comparison = selectors.run_compare(run_a=run_a, run_b=run_b, differ_only=not show_all)
     context = {
         "run_a": run_a,
         "run_b": run_b,
         "comparison": comparison,
-        "rows": rows,
+        "rows": comparison["rows"],
         "show_all": show_all,
         "formats": FORMATS,
     }
