@@ -95,7 +95,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "files": files,
     }
     if getattr(request, "htmx", False):
-        return render(request, "evaluation/run_detail.html#progress", context)
+        # the progress line alone, polled while the run works; it links to the results once done
+        return render(request, "evaluation/run_detail.html#progress", context | {"fragment": True})
     if run.status == RunStatus.DONE:
         try:
             table = _table_rows(selectors.run_table(run=run))

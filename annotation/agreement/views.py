@@ -95,7 +95,8 @@ def _shown(figure: str, value: Any, low: Any, high: Any) -> dict[str, str]:
     has_ci = low is not None and not pd.isna(low)
     return {
         "value": _display(value, percent),
-        "ci": f"{_display(low, percent)} – {_display(high, percent)}" if has_ci else "",
+        # an en dash without spaces: a narrow column may break the line after it
+        "ci": f"{_display(low, percent)}–{_display(high, percent)}" if has_ci else "",
     }
 
 
