@@ -3,13 +3,15 @@
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 
-from core.jsonl import read_jsonl
+from core.errors import NotFound
 from core.roles import Actor
-from evaluation.metrics.significance import mcnemar
+from core.tables import frame_records
+from evaluation import analysis
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.registry import RegistryModel, Skipped, registry_scan
@@ -43,48 +45,65 @@ def release_list(*, user: Actor) -> list[dict[str, Any]]:
     return [{"name": n, "version": v, "dataset": d, "runs": c} for (n, v, d), c in counts.items()]
 
 
-def leaderboard(*, user: Actor, release_name: str, release_version: str) -> list[EvaluationRun]:
-    """Finished runs on a release, best summary accuracy first."""
-    runs = list(
-        run_list(user=user).filter(
-            status=RunStatus.DONE, release_name=release_name, release_version=release_version
-        )
-    )
-    return sorted(runs, key=lambda r: (-(r.metrics.get("summary", {}).get("accuracy") or 0.0), r.pk))
-
-
-def _predictions(run: EvaluationRun) -> dict[tuple[str, str], dict[str, Any]]:
-    path = run.predictions_file
-    if path is None or not Path(path).is_file():
-        raise Http404(f"run #{run.pk} has no predictions file")
-    return {(str(row["id"]), str(row["variant"])): row for _, row in read_jsonl(Path(path), objects=True)}
-
-
-def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
-    """Two runs item by item (joined on id and variant) and McNemar on the shared items."""
-    a, b = _predictions(run_a), _predictions(run_b)
-    keys = [k for k in a if k in b and "correct" in a[k] and "correct" in b[k]]
-    rows: list[dict[str, Any]] = [
-        {
-            "id": k[0],
-            "variant": k[1],
-            "gold": a[k].get("gold"),
-            "a_prediction": a[k].get("prediction"),
-            "b_prediction": b[k].get("prediction"),
-            "a_scores": a[k].get("scores"),
-            "b_scores": b[k].get("scores"),
-            "a_correct": bool(a[k]["correct"]),
-            "b_correct": bool(b[k]["correct"]),
-            "differ": bool(a[k]["correct"]) != bool(b[k]["correct"]),
-        }
-        for k in keys
-    ]
-    test = mcnemar([r["a_correct"] for r in rows], [r["b_correct"] for r in rows]) if rows else None
+def _results(run: EvaluationRun) -> dict[str, Any]:
+    """The fields of a run's ``results.json`` that the leaderboard reads, from its row."""
     return {
-        "rows": rows,
-        "only_in_a": len(set(a) - set(b)),
-        "only_in_b": len(set(b) - set(a)),
-        "mcnemar": test.as_dict() if test else None,
+        "run": run.pk,
+        "dataset": run.dataset,
+        "method": run.method,
+        "model_path": run.model_path,
+        "metrics": run.metrics,
+    }
+
+
+def leaderboard(*, user: Actor, release_name: str, release_version: str) -> pd.DataFrame:
+    """Finished runs on a release as :func:`evaluation.analysis.leaderboard` ranks them."""
+    runs = run_list(user=user).filter(
+        status=RunStatus.DONE, release_name=release_name, release_version=release_version
+    )
+    return analysis.leaderboard([_results(r) for r in runs])
+
+
+def run_frame(*, run: EvaluationRun) -> pd.DataFrame:
+    """The run's predictions joined with the items of the release folder it read."""
+    if run.status != RunStatus.DONE or not run.results_dir:
+        raise NotFound(f"run #{run.pk} has no results yet")
+    try:
+        return analysis.load_run(run.results_dir, release=run.release_path)
+    except analysis.AnalysisError as exc:
+        raise NotFound(f"run #{run.pk}: {exc}") from exc
+
+
+def run_table(*, run: EvaluationRun) -> pd.DataFrame:
+    """The run page's table (:func:`evaluation.analysis.run_table`)."""
+    return analysis.run_table(run_frame(run=run))
+
+
+def _predictions(run: EvaluationRun) -> pd.DataFrame:
+    if run.status != RunStatus.DONE or not run.results_dir:
+        raise NotFound(f"run #{run.pk} has no predictions yet")
+    try:
+        return analysis.load_predictions(run.results_dir)
+    except analysis.AnalysisError as exc:
+        raise NotFound(f"run #{run.pk}: {exc}") from exc
+
+
+def run_comparison(*, run_a: EvaluationRun, run_b: EvaluationRun) -> analysis.Comparison:
+    """Two runs item by item (joined on id and variant) and McNemar on the shared items."""
+    return analysis.compare_runs(_predictions(run_a), _predictions(run_b))
+
+
+def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun, differ_only: bool = False) -> dict[str, Any]:
+    """:func:`run_comparison` as the comparison page reads it: the rows of
+    :func:`evaluation.analysis.comparison_table` as dicts (only those where exactly one run
+    is right with ``differ_only``), the counts of unshared items and McNemar's test."""
+    comparison = run_comparison(run_a=run_a, run_b=run_b)
+    table = analysis.comparison_table(comparison)
+    return {
+        "rows": frame_records(table[table["differ"]] if differ_only else table),
+        "only_in_a": comparison.only_in_a,
+        "only_in_b": comparison.only_in_b,
+        "mcnemar": comparison.mcnemar.as_dict() if comparison.mcnemar else None,
     }
 
 

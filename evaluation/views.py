@@ -6,6 +6,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,12 +17,14 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
-from core.charts import bar_chart
+from core.charts import BarChart, bar_chart
+from core.downloads import FORMATS, table_download
+from core.errors import NotFound
+from core.tables import cell, frame_records
 from core.uploads import refused_uploads, upload_name
-from evaluation import selectors
+from evaluation import analysis, selectors
 from evaluation.forms import RunStartForm
-from evaluation.metrics.common import knowledge_type_order
-from evaluation.models import RunStatus
+from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.services import EvaluationError, PredictionsRefused, evaluation_run_create
 from evaluation.tasks import evaluation_run_enqueue
@@ -102,32 +105,58 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/run_list.html", context, status=status)
 
 
+def _table_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows for a template: plain values, the index as ``key``."""
+    return frame_records(frame, index=True)
+
+
 @evaluator_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=run_id)
     files = [n for n in RUN_FILES if run.results_dir and (Path(run.results_dir) / n).is_file()]
-    metrics = run.metrics or {}
-    # JSON storage (jsonb) does not keep key order: put the paper's order back.
-    knowledge_types = sorted(
-        (metrics.get("knowledge_types") or {}).items(), key=lambda kv: knowledge_type_order(kv[0])
-    )
-    type_count = [
-        (k, metrics["type_count"][k])
-        for k in ("single", "multiple", "none")
-        if k in metrics.get("type_count", {})
-    ]
-    context = {
+    context: dict[str, Any] = {
         "run": run,
         # a registry model is shown by its name, never by its place on the server
         "identity": {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")},
         "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
         "files": files,
-        "knowledge_types": knowledge_types,
-        "type_count": type_count,
     }
     if getattr(request, "htmx", False):
-        return render(request, "evaluation/run_detail.html#progress", context)
+        # the progress line alone, polled while the run works; it links to the results once done
+        return render(request, "evaluation/run_detail.html#progress", context | {"fragment": True})
+    if run.status == RunStatus.DONE:
+        try:
+            table = _table_rows(selectors.run_table(run=run))
+        except NotFound as exc:
+            context["table_error"] = exc.message
+        else:
+            context["table"] = table
+            context["overall"] = table[0] if table else None
+            context["formats"] = FORMATS
+            by_key = {row["key"]: row for row in table}
+            # ComVE: each subtask's accuracy beside its per-character twin, then C's BLEU
+            context["subtasks"] = [
+                (
+                    by_key[k],
+                    by_key.get(f"{k}_norm"),
+                    [row for key, row in by_key.items() if key.startswith(f"{k}_rule_")],
+                    (run.metrics.get(k) or {}).get("rule"),
+                )
+                for k in ("a", "b")
+                if k in by_key
+            ]
+            context["bleu"] = by_key.get("c")
     return render(request, "evaluation/run_detail.html", context)
+
+
+@evaluator_required
+def run_table_export(request: HttpRequest, run_id: int, fmt: str) -> HttpResponse:
+    """The run page's table as CSV or JSON."""
+    run = selectors.run_get(user=request.user, run_id=run_id)
+    meta = {"run": run.pk, "release": run.release_label, "dataset": run.dataset, "method": run.method}
+    return table_download(
+        selectors.run_table(run=run), stem=f"run-{run.pk}-table", fmt=fmt, meta=meta, index=True
+    )
 
 
 RUN_FILES = (
@@ -149,105 +178,144 @@ def run_file(request: HttpRequest, run_id: int, name: str) -> FileResponse:
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"run-{run.pk}-{name}")
 
 
-def _accuracy(metrics: dict[str, Any], *path: str) -> float | None:
-    node: Any = metrics
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node if isinstance(node, int | float) else None
+def _values(frame: pd.DataFrame, column: str) -> list[float | None]:
+    return [cell(v) for v in frame[column]] if column in frame else [None] * len(frame)
+
+
+def _leaderboard_charts(board: pd.DataFrame) -> list[tuple[str, BarChart]]:
+    """The leaderboard's charts, drawn from the columns of its table."""
+    if board.empty:
+        return []
+    labels = board["label"].tolist()
+    datasets = set(board["dataset"])
+    charts = [
+        (
+            "Overall accuracy",
+            bar_chart(
+                chart_id="overall",
+                title="Overall accuracy",
+                groups=labels,
+                series=[("accuracy", _values(board, "accuracy"))],
+                y_label="accuracy",
+                percent=True,
+                y_max=1.0,
+                chance=0.5 if datasets <= {"wsc", "comve"} else None,
+            ),
+        )
+    ]
+    types = [c for c in board.columns if c.startswith("type:")]
+    if types:
+        title = "Accuracy per knowledge type"
+        per_run = [(label, [cell(board.at[i, t]) for t in types]) for i, label in enumerate(labels)]
+        charts.append(
+            (
+                title,
+                bar_chart(
+                    chart_id="knowledge-types",
+                    title=title,
+                    groups=[t[5:] for t in types],
+                    series=per_run,
+                    y_label="accuracy",
+                    percent=True,
+                    y_max=1.0,
+                ),
+            )
+        )
+    if "switchable_n" in board:
+        switched = board[board["switchable_n"].fillna(0) > 0]
+        title = "Switchable subset: unswitched vs switched, and consistency"
+        charts.append(
+            (
+                title,
+                bar_chart(
+                    chart_id="switchable",
+                    title=title,
+                    groups=switched["label"].tolist(),
+                    series=[
+                        (name, _values(switched, column))
+                        for name, column in (
+                            ("unswitched", "unswitched"),
+                            ("switched", "switched"),
+                            ("consistency", "consistency"),
+                        )
+                    ],
+                    percent=True,
+                    y_max=1.0,
+                    chance=0.5,
+                ),
+            )
+        )
+    return charts
 
 
 @evaluator_required
 def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
-    runs = selectors.leaderboard(user=request.user, release_name=name, release_version=version)
-    labels = [f"#{r.pk} {r.model_label} ({r.method})" for r in runs]
-    charts = []
-    datasets = {r.dataset for r in runs}
-    if runs:
-        overall = bar_chart(
-            chart_id="overall",
-            title="Overall accuracy",
-            groups=labels,
-            series=[("accuracy", [r.metrics.get("summary", {}).get("accuracy") for r in runs])],
-            y_label="accuracy",
-            percent=True,
-            y_max=1.0,
-            chance=0.5 if datasets <= {"wsc", "comve"} else None,
-        )
-        charts.append(("Overall accuracy", overall))
-        types = sorted(
-            {t for r in runs for t in r.metrics.get("knowledge_types", {})}, key=knowledge_type_order
-        )
-        if types:
-            per_run = []
-            for lab, r in zip(labels, runs, strict=True):
-                values = []
-                for t in types:
-                    k = r.metrics.get("knowledge_types", {}).get(t, {})
-                    values.append(k.get("accuracy") if "accuracy" in k else _accuracy(k, "best", "accuracy"))
-                per_run.append((lab, values))
-            charts.append(
-                (
-                    "Accuracy per knowledge type",
-                    bar_chart(
-                        chart_id="knowledge-types",
-                        title="Accuracy per knowledge type",
-                        groups=types,
-                        series=per_run,
-                        y_label="accuracy",
-                        percent=True,
-                        y_max=1.0,
-                    ),
-                )
-            )
-        switched = [
-            (lab, r) for lab, r in zip(labels, runs, strict=True) if _accuracy(r.metrics, "switchable", "n")
-        ]
-        if switched:
-            title = "Switchable subset: unswitched vs switched, and consistency"
-            charts.append(
-                (
-                    title,
-                    bar_chart(
-                        chart_id="switchable",
-                        title=title,
-                        groups=[lab for lab, _ in switched],
-                        series=[
-                            (name, [_accuracy(r.metrics, "switchable", key) for _, r in switched])
-                            for name, key in (
-                                ("unswitched", "accuracy_before"),
-                                ("switched", "accuracy_after"),
-                                ("consistency", "consistency"),
-                            )
-                        ],
-                        percent=True,
-                        y_max=1.0,
-                        chance=0.5,
-                    ),
-                )
-            )
+    board = selectors.leaderboard(user=request.user, release_name=name, release_version=version)
     context = {
         "name": name,
         "version": version,
-        "runs": runs,
-        "rows": list(zip(labels, runs, strict=True)),
-        "charts": charts,
+        "rows": frame_records(board),
+        "charts": _leaderboard_charts(board),
+        "formats": FORMATS,
     }
     return render(request, "evaluation/leaderboard.html", context)
 
 
 @evaluator_required
-def run_compare(request: HttpRequest) -> HttpResponse:
+def leaderboard_export(request: HttpRequest, name: str, version: str, fmt: str) -> HttpResponse:
+    """The leaderboard's table (every column its charts draw) as CSV or JSON."""
+    board = selectors.leaderboard(user=request.user, release_name=name, release_version=version)
+    meta = {"release": f"{name}@{version}"}
+    return table_download(board, stem=f"leaderboard-{name}-{version}", fmt=fmt, meta=meta)
+
+
+def _compared_runs(request: HttpRequest) -> tuple[EvaluationRun, EvaluationRun] | None:
     try:
         a_id, b_id = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
+        return None
+    return (
+        selectors.run_get(user=request.user, run_id=a_id),
+        selectors.run_get(user=request.user, run_id=b_id),
+    )
+
+
+@evaluator_required
+def run_compare(request: HttpRequest) -> HttpResponse:
+    pair = _compared_runs(request)
+    if pair is None:
         runs = selectors.run_list(user=request.user).filter(status=RunStatus.DONE)[:200]
         return render(request, "evaluation/run_compare.html", {"runs": runs, "pick": True})
-    run_a = selectors.run_get(user=request.user, run_id=a_id)
-    run_b = selectors.run_get(user=request.user, run_id=b_id)
-    comparison = selectors.run_compare(run_a=run_a, run_b=run_b)
+    run_a, run_b = pair
     show_all = request.GET.get("all") == "1"
-    rows = comparison["rows"] if show_all else [r for r in comparison["rows"] if r["differ"]]
-    context = {"run_a": run_a, "run_b": run_b, "comparison": comparison, "rows": rows, "show_all": show_all}
+    comparison = selectors.run_compare(run_a=run_a, run_b=run_b, differ_only=not show_all)
+    context = {
+        "run_a": run_a,
+        "run_b": run_b,
+        "comparison": comparison,
+        "rows": comparison["rows"],
+        "show_all": show_all,
+        "formats": FORMATS,
+    }
     return render(request, "evaluation/run_compare.html", context)
+
+
+@evaluator_required
+def run_compare_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """Every item both runs scored, side by side (``differ``: exactly one is right), and
+    in JSON McNemar's test too."""
+    pair = _compared_runs(request)
+    if pair is None:
+        raise Http404("name two runs: ?a=ID&b=ID")
+    run_a, run_b = pair
+    comparison = selectors.run_comparison(run_a=run_a, run_b=run_b)
+    meta = {
+        "a": run_a.pk,
+        "b": run_b.pk,
+        "only_in_a": comparison.only_in_a,
+        "only_in_b": comparison.only_in_b,
+        "mcnemar": comparison.mcnemar.as_dict() if comparison.mcnemar else None,
+    }
+    return table_download(
+        analysis.comparison_table(comparison), stem=f"compare-{run_a.pk}-{run_b.pk}", fmt=fmt, meta=meta
+    )

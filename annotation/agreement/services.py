@@ -12,17 +12,18 @@ campaign's judgments into codes and the results into plain, JSON-ready dicts.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from django.contrib.auth import get_user_model
+import pandas as pd
 
 from annotation.agreement import stats as ag
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.task_types import task_type
 from annotation.tasks_registry import task_spec
+from core.tables import frame_records
 from datasets.models import KnowledgeType, ReasonOrigin
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -40,35 +41,112 @@ class CampaignJudgments:
     items_total: int
 
 
+JUDGMENT_COLUMNS = [
+    "judgment",
+    "item",
+    "schema",
+    "reason",
+    "comve_item",
+    "annotator",
+    "answer",
+    "text",
+    "is_gold",
+    "gold_answer",
+    "correct",
+    "duration_ms",
+    "submitted_at",
+]
+
+
+def _judgment_rows(campaign: Campaign, *, answered_only: bool = False) -> pd.DataFrame:
+    judgments = Judgment.objects.filter(campaign_item__campaign=campaign)
+    if answered_only:
+        judgments = judgments.exclude(answer="")
+    rows = judgments.order_by("campaign_item_id", "annotator_id", "id").values_list(
+        "id",
+        "campaign_item_id",
+        "campaign_item__schema_id",
+        "campaign_item__reason_id",
+        "campaign_item__comve_item_id",
+        "annotator_id",
+        "annotator__username",
+        "answer",
+        "text",
+        "campaign_item__is_gold",
+        "campaign_item__gold_answer",
+        "duration_ms",
+        "submitted_at",
+    )
+    columns = [
+        *JUDGMENT_COLUMNS[:5],
+        "annotator_id",
+        "username",
+        *JUDGMENT_COLUMNS[6:10],
+        "duration_ms",
+        "submitted_at",
+    ]
+    return pd.DataFrame.from_records(list(rows), columns=columns)
+
+
+def campaign_judgments_frame(*, campaign: Campaign, identities: bool = False) -> pd.DataFrame:
+    """Every judgment of the campaign, one row each, by item then annotator (``JUDGMENT_COLUMNS``).
+
+    ``item`` is the campaign item; ``schema``, ``reason``, ``comve_item`` the item it shows
+    (Int64, NA where it shows another kind); ``annotator`` the user name with
+    ``identities`` (curators), else "annotator N", N counting the campaign's annotators by
+    user id as the agreement pages do; ``answer`` the category chosen ("" on free-text
+    tasks) and ``text`` the free text; ``gold_answer`` and ``correct`` (boolean) only on
+    gold items; ``submitted_at`` in UTC.
+    """
+    raw = _judgment_rows(campaign)
+    order = {uid: i for i, uid in enumerate(sorted(set(raw["annotator_id"])))}
+    names = (
+        raw["username"] if identities else raw["annotator_id"].map(lambda uid: f"annotator {order[uid] + 1}")
+    )
+    frame = raw.drop(columns=["annotator_id", "username"])
+    frame.insert(5, "annotator", names)
+    gold = frame["is_gold"].astype(bool)
+    frame["gold_answer"] = frame["gold_answer"].where(gold)
+    frame["correct"] = (frame["answer"] == frame["gold_answer"]).astype("boolean").where(gold)
+    frame["submitted_at"] = pd.to_datetime(frame["submitted_at"], utc=True)
+    return frame.astype(
+        {
+            "judgment": "int64",
+            "item": "int64",
+            "schema": "Int64",
+            "reason": "Int64",
+            "comve_item": "Int64",
+            "annotator": "str",
+            "answer": "str",
+            "text": "str",
+            "is_gold": "bool",
+            "duration_ms": "Int64",
+        }
+    )[JUDGMENT_COLUMNS]
+
+
 def campaign_judgments(*, campaign: Campaign) -> CampaignJudgments:
     """Every non-empty answer of the campaign, encoded for :mod:`annotation.agreement`."""
-    rows = list(
-        Judgment.objects.filter(campaign_item__campaign=campaign)
-        .exclude(answer="")
-        .order_by()
-        .values_list("campaign_item_id", "annotator_id", "answer")
-    )
-    seen_answers = sorted({r[2] for r in rows})
+    raw = _judgment_rows(campaign, answered_only=True)
     # the answers the annotation pages offer, in their order, then any others seen
     order = list(task_spec(campaign.task).choice_values)
-    categories = order + [a for a in seen_answers if a not in order]
-    if rows:
-        items, raters, answers = zip(*rows, strict=True)
+    categories = order + sorted(set(raw["answer"]) - set(order))
+    if len(raw):
         codes = ag.encode(
-            np.array(items, dtype=np.int64),
-            np.array(raters, dtype=np.int64),
-            np.array(answers, dtype=object),
+            raw["item"].to_numpy(dtype=np.int64),
+            raw["annotator_id"].to_numpy(dtype=np.int64),
+            raw["answer"].to_numpy(dtype=object),
             categories=categories,
         )
     else:
         empty = np.zeros(0, dtype=np.int64)
         codes = ag.Codes(empty, empty, empty, [], [], categories)
-    usernames = dict(get_user_model().objects.filter(pk__in=codes.raters).values_list("pk", "username"))
-    gold = dict(CampaignItem.objects.filter(campaign=campaign, is_gold=True).values_list("id", "gold_answer"))
+    raters = raw.drop_duplicates("annotator_id")
+    gold = CampaignItem.objects.filter(campaign=campaign, is_gold=True).values_list("id", "gold_answer")
     return CampaignJudgments(
         codes=codes,
-        usernames={int(k): str(v) for k, v in usernames.items()},
-        gold_answer={int(k): str(v) for k, v in gold.items()},
+        usernames=dict(zip(raters["annotator_id"].astype(int), raters["username"].astype(str), strict=True)),
+        gold_answer={int(k): str(v) for k, v in gold},
         items_total=CampaignItem.objects.filter(campaign=campaign).count(),
     )
 
@@ -105,7 +183,26 @@ def _annotator_names(data: CampaignJudgments, identities: bool) -> list[str]:
     return [f"annotator {i + 1}" for i in range(data.codes.n_raters)]  # raters are sorted by id
 
 
-def _per_annotator(data: CampaignJudgments, identities: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+ANNOTATOR_COLUMNS = [
+    "annotator",
+    "judgments",
+    "compared_with_majority",
+    "agreed_with_majority",
+    "majority_agreement",
+    "gold_seen",
+    "gold_correct",
+    "gold_accuracy",
+]
+COHEN_COLUMNS = ["annotator_a", "annotator_b", "items", "observed_agreement", "cohen_kappa", "undefined"]
+
+
+def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """part / whole as floats, NaN where whole is 0 (no share, never a fake 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(whole > 0, part / np.where(whole > 0, whole, 1), np.nan)
+
+
+def _per_annotator(data: CampaignJudgments, identities: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
     c = data.codes
     names = _annotator_names(data, identities)
     majority = ag.majority_agreement(c.item_idx, c.rater_idx, c.category_idx, c.n_raters, c.n_categories)
@@ -116,20 +213,19 @@ def _per_annotator(data: CampaignJudgments, identities: bool) -> tuple[list[dict
         [c.categories[c.category_idx[j]] == data.gold_answer[int(item_ids[j])] for j in gold_idx], dtype=bool
     )
     gold = ag.gold_accuracy(c.rater_idx[gold_idx], correct, c.n_raters)
-    rows = []
-    for r, name in enumerate(names):
-        rows.append(
-            {
-                "annotator": name,
-                "judgments": int(majority.judgments[r]),
-                "compared_with_majority": int(majority.compared[r]),
-                "agreed_with_majority": int(majority.agreed[r]),
-                "majority_agreement": majority.shares()[r],
-                "gold_seen": int(gold.seen[r]),
-                "gold_correct": int(gold.correct[r]),
-                "gold_accuracy": gold.shares()[r],
-            }
-        )
+    table = pd.DataFrame(
+        {
+            "annotator": pd.Series(names, dtype="str"),
+            "judgments": majority.judgments.astype(np.int64),
+            "compared_with_majority": majority.compared,
+            "agreed_with_majority": majority.agreed,
+            "majority_agreement": _share(majority.agreed, majority.compared),
+            "gold_seen": gold.seen.astype(np.int64),
+            "gold_correct": gold.correct,
+            "gold_accuracy": _share(gold.correct, gold.seen),
+        },
+        columns=ANNOTATOR_COLUMNS,
+    )
     compared, agreed = int(majority.compared.sum()), int(majority.agreed.sum())
     # This interval resamples the compared judgments (a mean of 0/1), not items.
     overall = {
@@ -157,23 +253,29 @@ def _per_annotator(data: CampaignJudgments, identities: bool) -> tuple[list[dict
     }
     overall["majority_agreement"]["judgments_compared"] = compared
     overall["gold_accuracy"]["judgments_on_gold"] = int(correct.size)
-    return rows, overall
+    return table, overall
 
 
-def _cohen_rows(data: CampaignJudgments, identities: bool) -> list[dict[str, Any]]:
+def _cohen_table(data: CampaignJudgments, identities: bool) -> pd.DataFrame:
+    """Cohen's kappa per pair of annotators who share an item (``COHEN_COLUMNS``)."""
     c = data.codes
-    names = _annotator_names(data, identities)
-    return [
+    names = np.asarray(_annotator_names(data, identities), dtype=object)
+    pairs = pd.DataFrame(
+        [asdict(p) for p in ag.cohen_kappa_pairs(c.item_idx, c.rater_idx, c.category_idx, c.n_categories)],
+        columns=["rater_a", "rater_b", "items", "observed", "kappa", "reason"],
+    )
+    table = pd.DataFrame(
         {
-            "annotator_a": names[p.rater_a],
-            "annotator_b": names[p.rater_b],
-            "items": p.items,
-            "observed_agreement": p.observed,
-            "cohen_kappa": p.kappa,
-            "undefined": p.reason,
-        }
-        for p in ag.cohen_kappa_pairs(c.item_idx, c.rater_idx, c.category_idx, c.n_categories)
-    ]
+            "annotator_a": names[pairs["rater_a"].to_numpy(dtype=np.int64)],
+            "annotator_b": names[pairs["rater_b"].to_numpy(dtype=np.int64)],
+            "items": pairs["items"].astype(np.int64),
+            "observed_agreement": pairs["observed"].astype(np.float64),
+            "cohen_kappa": pairs["kappa"].astype(np.float64),
+            "undefined": pairs["reason"].astype(object),
+        },
+        columns=COHEN_COLUMNS,
+    )
+    return table.astype({"annotator_a": "str", "annotator_b": "str"})
 
 
 def _item_groups(campaign: Campaign, item_ids: list[int]) -> dict[str, dict[str, list[int]]]:
@@ -238,7 +340,7 @@ def campaign_agreement_summary(
     summary["applicable"] = True
     table = c.table()
     summary["figures"] = _table_block(table)
-    annotator_rows, overall = _per_annotator(data, identities)
+    annotators, overall = _per_annotator(data, identities)
     summary["figures"].update(overall)
     try:
         category_kappas: list[float | None] = ag.category_kappas(table)
@@ -264,10 +366,102 @@ def campaign_agreement_summary(
                 {"group_by": group_by, "group": group, "items": len(positions), "judgments": int(sub.sum())}
                 | block
             )
-    summary["per_annotator"] = annotator_rows
+    summary["per_annotator"] = frame_records(annotators)
     if include_pairs:
-        summary["cohen_pairs"] = _cohen_rows(data, identities)
+        summary["cohen_pairs"] = frame_records(_cohen_table(data, identities))
     return summary
+
+
+#: The figures of the agreement page with their labels; those in PERCENT_FIGURES are shares.
+FIGURE_LABELS: dict[str, str] = {
+    "fleiss_kappa": "Fleiss' kappa",
+    "pairwise_agreement": "Average pairwise agreement",
+    "krippendorff_alpha": "Krippendorff's alpha (nominal)",
+    "majority_agreement": "Agreement with the majority (leave-one-out)",
+    "gold_accuracy": "Accuracy on gold items",
+    "share": "Share of the judgments",
+}
+PERCENT_FIGURES = frozenset({"pairwise_agreement", "majority_agreement", "gold_accuracy", "share"})
+GROUP_FIGURES = ("fleiss_kappa", "pairwise_agreement", "krippendorff_alpha")
+FIGURE_COLUMNS = [
+    "scope",
+    "group",
+    "figure",
+    "label",
+    "value",
+    "ci_low",
+    "ci_high",
+    "undefined",
+    "items",
+    "judgments",
+]
+
+
+def campaign_figures(summary: dict[str, Any]) -> pd.DataFrame:
+    """Every figure of :func:`campaign_agreement_summary`, one row per figure.
+
+    ``scope`` is ``campaign`` (the whole campaign), ``answer`` (one answer against the rest:
+    its ``share`` of the judgments and its Fleiss' kappa; ``group`` names the answer) or the
+    label the items are grouped by (``reason origin``, ``knowledge type``; ``group`` is the
+    label's value). ``items`` and ``judgments`` count what the figure was computed on
+    (agreement with the majority: the compared judgments; gold accuracy: the judgments on
+    gold items). The agreement page's tables and the figures' CSV are this frame."""
+    rows: list[dict[str, Any]] = []
+    if summary.get("applicable"):
+        total = {"items": summary["items_judged"], "judgments": summary["judgments"]}
+        for key, fig in summary["figures"].items():
+            if isinstance(fig, dict):
+                judged = fig.get("judgments_compared", fig.get("judgments_on_gold", total["judgments"]))
+                rows.append(
+                    {"scope": "campaign", "group": "", "figure": key, **fig} | total | {"judgments": judged}
+                )
+        for cat in summary["per_category"]:
+            answer = {"scope": "answer", "group": cat["category"], "judgments": cat["judgments"]}
+            rows.append(answer | {"figure": "share", "value": cat["share"]})
+            rows.append(
+                answer
+                | {"figure": "fleiss_kappa", "value": cat["fleiss_kappa"], "undefined": cat["undefined"]}
+            )
+        for group in summary["groups"]:
+            counts = {"scope": group["group_by"], "group": group["group"], "items": group["items"]}
+            rows += [
+                counts | {"figure": key, **group[key], "judgments": group["judgments"]}
+                for key in GROUP_FIGURES
+            ]
+    frame = pd.DataFrame.from_records(rows, columns=[c for c in FIGURE_COLUMNS if c != "label"])
+    frame.insert(3, "label", frame["figure"].map(FIGURE_LABELS))
+    return frame.astype(
+        {
+            "scope": "str",
+            "group": "str",
+            "figure": "str",
+            "label": "str",
+            "value": "float64",
+            "ci_low": "float64",
+            "ci_high": "float64",
+            "undefined": "object",
+            "items": "Int64",
+            "judgments": "Int64",
+        }
+    )[FIGURE_COLUMNS]
+
+
+def figures_by_group(figures: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """The rows of one ``scope`` of :func:`campaign_figures` side by side, one row per
+    ``group``: ``items``, ``judgments`` and per figure ``FIGURE``, ``FIGURE_low``,
+    ``FIGURE_high``, ``FIGURE_undefined`` (the per-answer and per-label tables)."""
+    part = figures[figures["scope"] == scope]
+    groups = pd.unique(part["group"])
+    wide = part.pivot(index="group", columns="figure", values=["value", "ci_low", "ci_high", "undefined"])
+    out = pd.DataFrame(index=pd.Index(groups, name="group"))
+    counts = part.groupby("group", sort=False)[["items", "judgments"]].first()
+    out = out.join(counts)
+    for key in pd.unique(part["figure"]):
+        out[key] = wide[("value", key)]
+        out[f"{key}_low"] = wide[("ci_low", key)]
+        out[f"{key}_high"] = wide[("ci_high", key)]
+        out[f"{key}_undefined"] = wide[("undefined", key)]
+    return out.reset_index()
 
 
 def campaign_notes(*, campaign: Campaign) -> list[str]:
@@ -297,104 +491,121 @@ TABLES: dict[str, str] = CHARTS | {"cohen-pairs": "Cohen's kappa per annotator p
 SCORE_BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
-def _plausibility_by_origin(campaign: Campaign, data: CampaignJudgments) -> dict[str, Any]:
+def _empty_if(frame: pd.DataFrame, reason: str) -> pd.DataFrame:
+    """``frame`` with ``attrs["empty"]``: why it has no rows (None when it has some)."""
+    frame.attrs["empty"] = None if len(frame) else reason
+    return frame
+
+
+def _plausibility_by_origin(campaign: Campaign, data: CampaignJudgments) -> pd.DataFrame:
     """Count reasons per (origin, score); score = share of plausible votes, binned to fifths."""
     c = data.codes
     columns = ["origin", "score", "reasons"]
     answer = task_type(campaign.task).plausible_answer
     if answer is None or c.n_items == 0:
-        return {"columns": columns, "rows": [], "empty": "only for reason plausibility campaigns with votes"}
+        return _empty_if(pd.DataFrame(columns=columns), "only for reason plausibility campaigns with votes")
     plausible = c.categories.index(answer) if answer in c.categories else -1
     table = c.table()
     n = table.sum(axis=1)
     score = (table[:, plausible] if plausible >= 0 else np.zeros(len(n))) / np.maximum(n, 1)
-    binned = np.rint(score * 5) / 5
     origin_of = dict(
         CampaignItem.objects.filter(campaign=campaign, pk__in=c.items).values_list("id", "reason__origin")
     )
-    origins = [o for o in ReasonOrigin.values]
-    counts: Counter[tuple[str, float]] = Counter()
-    for item_id, s in zip(c.items, binned.tolist(), strict=True):
-        counts[(origin_of.get(item_id) or "unknown", round(s, 1))] += 1
-    extra = sorted({o for o, _ in counts} - set(origins))
-    rows = [
-        {"origin": o, "score": s, "reasons": counts[(o, s)]}
-        for o in origins + extra
-        if any(k[0] == o for k in counts)
-        for s in SCORE_BINS
-    ]
-    return {"columns": columns, "rows": rows, "empty": None if rows else "no reasons among the items"}
+    reasons = pd.DataFrame(
+        {
+            "origin": pd.Series(c.items).map(origin_of).fillna("unknown").replace("", "unknown"),
+            "score": np.round(np.rint(score * 5) / 5, 1),
+        }
+    )
+    seen = set(reasons["origin"])
+    origins = [o for o in ReasonOrigin.values if o in seen] + sorted(seen - set(ReasonOrigin.values))
+    grid = pd.MultiIndex.from_product([origins, SCORE_BINS], names=["origin", "score"])
+    counts = reasons.value_counts(["origin", "score"]).reindex(grid, fill_value=0)
+    frame = counts.rename("reasons").reset_index().astype({"origin": "str", "reasons": "int64"})
+    return _empty_if(frame[columns], "no reasons among the items")
 
 
-def _knowledge_types(campaign: Campaign, data: CampaignJudgments) -> dict[str, Any]:
+def _knowledge_types(campaign: Campaign, data: CampaignJudgments) -> pd.DataFrame:
     """Knowledge-type campaigns: reasons per majority type (ties count for each tied type).
     Other campaigns: questions (schemas) of the campaign's items per knowledge type."""
-    columns = ["knowledge_type", "count", "unit"]
     c = data.codes
-    counts: Counter[str] = Counter()
     if task_type(campaign.task).answers_are_knowledge_types:
         unit = "reasons"
         table = c.table()
-        if table.size:
-            top = table.max(axis=1, keepdims=True)
-            for row, best in zip(table, top, strict=True):
-                for j in np.flatnonzero((row == best) & (best > 0)):
-                    counts[str(c.categories[j])] += 1
+        top = table.max(axis=1, keepdims=True) if table.size else np.zeros((0, 1), np.int64)
+        majority = (table == top) & (top > 0)
+        counts = pd.Series(majority.sum(axis=0), index=[str(k) for k in c.categories], dtype="int64")
     else:
         unit = "questions"
-        seen: set[int] = set()
-        for schema_id, schema_types, reason_schema_id, reason_types in CampaignItem.objects.filter(
-            campaign=campaign
-        ).values_list(
-            "schema_id", "schema__knowledge_types", "reason__schema_id", "reason__schema__knowledge_types"
-        ):
-            sid, types = (schema_id, schema_types) if schema_id else (reason_schema_id, reason_types)
-            if sid is None or sid in seen:
-                continue
-            seen.add(sid)
-            for kt in types or []:
-                counts[str(kt)] += 1
-    order = list(KnowledgeType.values) + sorted(set(counts) - set(KnowledgeType.values))
-    rows = [{"knowledge_type": kt, "count": counts[kt], "unit": unit} for kt in order] if counts else []
-    return {"columns": columns, "rows": rows, "empty": None if rows else "no knowledge types on these items"}
+        items = pd.DataFrame.from_records(
+            list(
+                CampaignItem.objects.filter(campaign=campaign)
+                .order_by("id")
+                .values_list(
+                    "schema_id",
+                    "schema__knowledge_types",
+                    "reason__schema_id",
+                    "reason__schema__knowledge_types",
+                )
+            ),
+            columns=["schema", "schema_types", "reason_schema", "reason_types"],
+        )
+        by_schema = items["schema"].notna()
+        questions = pd.DataFrame(
+            {
+                "question": items["schema"].where(by_schema, items["reason_schema"]),
+                "types": items["schema_types"].where(by_schema, items["reason_types"]),
+            }
+        )
+        questions = questions.dropna(subset=["question"]).drop_duplicates("question")
+        types = questions["types"].map(lambda t: [str(k) for k in t or []]).explode().dropna()
+        counts = types.value_counts()
+    counts = counts[counts > 0]
+    # every type of the papers' list is shown (0 where none was seen), then any other
+    order = (
+        [*KnowledgeType.values, *sorted(set(counts.index) - set(KnowledgeType.values))] if len(counts) else []
+    )
+    frame = pd.DataFrame(
+        {
+            "knowledge_type": pd.Series(order, dtype="str"),
+            "count": counts.reindex(order, fill_value=0).to_numpy(dtype=np.int64),
+            "unit": pd.Series([unit] * len(order), dtype="str"),
+        }
+    )
+    return _empty_if(frame[["knowledge_type", "count", "unit"]], "no knowledge types on these items")
 
 
-def _annotator_agreement(campaign: Campaign, data: CampaignJudgments, identities: bool) -> dict[str, Any]:
-    rows, _ = _per_annotator(data, identities)
-    columns = [
-        "annotator",
-        "judgments",
-        "compared_with_majority",
-        "agreed_with_majority",
-        "majority_agreement",
-        "gold_seen",
-        "gold_correct",
-        "gold_accuracy",
-    ]
-    return {"columns": columns, "rows": rows, "empty": None if rows else "no judgments yet"}
+def campaign_table(
+    *, campaign: Campaign, chart: str, identities: bool = False, data: CampaignJudgments | None = None
+) -> pd.DataFrame:
+    """The numbers behind one chart or table of the agreement page (see TABLES) as a DataFrame;
+    ``frame.attrs["empty"]`` says why it has no rows. ``data`` (from
+    :func:`campaign_judgments`) saves reading the judgments again."""
+    if chart not in TABLES:
+        raise KeyError(chart)
+    data = data if data is not None else campaign_judgments(campaign=campaign)
+    if chart == "cohen-pairs":
+        if task_spec(campaign.task).free_text:
+            return _empty_if(pd.DataFrame(columns=COHEN_COLUMNS), "no two annotators share an item")
+        return _empty_if(_cohen_table(data, identities), "no two annotators share an item")
+    if chart == "plausibility-by-origin":
+        return _plausibility_by_origin(campaign, data)
+    if chart == "knowledge-types":
+        return _knowledge_types(campaign, data)
+    annotators, _ = _per_annotator(data, identities)
+    return _empty_if(annotators, "no judgments yet")
 
 
 def campaign_chart(
     *, campaign: Campaign, chart: str, identities: bool = False, data: CampaignJudgments | None = None
 ) -> dict[str, Any]:
-    """The numbers behind one chart (or table, see TABLES): {chart, title, campaign, columns, rows, empty}.
-
-    ``data`` (from :func:`campaign_judgments`) saves reading the judgments again."""
-    if chart not in TABLES:
-        raise KeyError(chart)
-    data = data if data is not None else campaign_judgments(campaign=campaign)
-    if chart == "cohen-pairs":
-        columns = ["annotator_a", "annotator_b", "items", "observed_agreement", "cohen_kappa", "undefined"]
-        pairs = [] if task_spec(campaign.task).free_text else _cohen_rows(data, identities)
-        body = {
-            "columns": columns,
-            "rows": pairs,
-            "empty": None if pairs else "no two annotators share an item",
-        }
-    elif chart == "plausibility-by-origin":
-        body = _plausibility_by_origin(campaign, data)
-    elif chart == "knowledge-types":
-        body = _knowledge_types(campaign, data)
-    else:
-        body = _annotator_agreement(campaign, data, identities)
-    return {"chart": chart, "title": TABLES[chart], "campaign": campaign.name} | body
+    """:func:`campaign_table` as plain data: {chart, title, campaign, columns, rows, empty}."""
+    frame = campaign_table(campaign=campaign, chart=chart, identities=identities, data=data)
+    return {
+        "chart": chart,
+        "title": TABLES[chart],
+        "campaign": campaign.name,
+        "columns": [str(c) for c in frame.columns],
+        "rows": frame_records(frame),
+        "empty": frame.attrs.get("empty"),
+    }

@@ -17,8 +17,9 @@ Definitions (each matches the reference named beside it):
 - **Average pairwise agreement** as WinoWhy reports its IAA: for each item, the share of
   annotator pairs that gave the same answer; averaged over items (items with fewer than two
   judgments are left out). It is Fleiss' observed agreement ``P-bar``.
-- **Cohen's kappa** for each pair of raters, over the items both of them labelled; equals
-  ``sklearn.metrics.cohen_kappa_score`` on those items.
+- **Cohen's kappa** for each pair of raters, over the items both of them labelled:
+  statsmodels' ``cohens_kappa`` on the pair's confusion table (built here for every pair at
+  once); equals ``sklearn.metrics.cohen_kappa_score`` on those items.
 - **Krippendorff's alpha**, nominal metric, missing answers allowed; equals
   ``krippendorff.alpha(reliability_data, level_of_measurement="nominal")``.
 - **Agreement with the majority**, leave-one-out: a judgment agrees when its answer is the
@@ -43,6 +44,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from core.errors import WinnowError
 
@@ -480,13 +482,15 @@ def cohen_kappa_pairs(
     ).reshape(n_pairs, n_c, n_c)
     n = conf.sum(axis=(1, 2)).astype(np.float64)
     observed = np.trace(conf, axis1=1, axis2=2) / n
-    expected = (conf.sum(axis=2) * conf.sum(axis=1)).sum(axis=1) / (n * n)
+    # chance agreement is 1 only when both raters used one and the same category throughout
+    single = (conf.reshape(n_pairs, -1) == n[:, None]).any(axis=1) & (observed == 1.0)
     result = []
     for k in range(n_pairs):
-        if expected[k] >= 1.0:
+        if single[k]:
             kappa, reason = None, "both raters used a single, identical category on their common items"
         else:
-            kappa, reason = float((observed[k] - expected[k]) / (1.0 - expected[k])), None
+            # the statistic is statsmodels'; only the pair's confusion table is built here
+            kappa, reason = float(cohens_kappa(conf[k], return_results=False)), None
         result.append(
             PairKappa(
                 rater_a=int(keys[k] // n_r),

@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
+import pandas as pd
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.agreement.services import (
     CHARTS,
+    GROUP_FIGURES,
+    PERCENT_FIGURES,
     SCORE_BINS,
     TABLES,
     campaign_agreement_summary,
     campaign_chart,
+    campaign_figures,
     campaign_judgments,
+    campaign_table,
+    figures_by_group,
 )
 from annotation.models import Campaign
 from core.charts import BarChart, bar_chart
+from core.downloads import FORMATS, json_download, table_download
 from core.roles import user_is_curator
-
-FORMATS = ("csv", "json")
+from core.tables import frame_records
 
 
 def _campaign_for_curator(request: HttpRequest, name: str) -> Campaign:
@@ -79,42 +83,39 @@ def _chart_drawing(chart: dict[str, Any]) -> BarChart | None:
     return None
 
 
-def _display(value: float | None, percent: bool) -> str:
-    if value is None:
+def _display(value: Any, percent: bool) -> str:
+    if value is None or pd.isna(value):
         return "—"
     return f"{value * 100:.2f}%" if percent else f"{value:.4f}"
 
 
-def _figure_rows(block: dict[str, Any], labels: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
-    rows = []
-    for key, (label, percent) in labels.items():
-        fig = block[key]
-        rows.append(
-            {
-                "key": key,
-                "label": label,
-                "value": _display(fig["value"], percent),
-                "ci": (
-                    f"{_display(fig['ci_low'], percent)} – {_display(fig['ci_high'], percent)}"
-                    if fig.get("ci_low") is not None
-                    else ""
-                ),
-                "undefined": fig["undefined"],
-                "extra": fig.get("judgments_compared", fig.get("judgments_on_gold")),
-            }
-        )
+def _shown(figure: str, value: Any, low: Any, high: Any) -> dict[str, str]:
+    """One figure's value and interval as the page prints them (shares as percent)."""
+    percent = figure in PERCENT_FIGURES
+    has_ci = low is not None and not pd.isna(low)
+    return {
+        "value": _display(value, percent),
+        # an en dash without spaces: a narrow column may break the line after it
+        "ci": f"{_display(low, percent)}–{_display(high, percent)}" if has_ci else "",
+    }
+
+
+def _figure_rows(figures: pd.DataFrame) -> list[dict[str, Any]]:
+    """The campaign-wide rows of :func:`campaign_figures`, with their printed values."""
+    rows = frame_records(figures[figures["scope"] == "campaign"])
+    return [r | _shown(r["figure"], r["value"], r["ci_low"], r["ci_high"]) for r in rows]
+
+
+def _group_rows(figures: pd.DataFrame, scope: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One scope of :func:`campaign_figures` one row per group, each figure printed."""
+    rows = frame_records(figures_by_group(figures, scope))
+    for row in rows:
+        row["figures"] = [
+            _shown(k, row.get(k), row.get(f"{k}_low"), row.get(f"{k}_high"))
+            | {"key": k, "undefined": row.get(f"{k}_undefined")}
+            for k in keys
+        ]
     return rows
-
-
-TABLE_FIGURES = {
-    "fleiss_kappa": ("Fleiss' kappa", False),
-    "pairwise_agreement": ("Average pairwise agreement", True),
-    "krippendorff_alpha": ("Krippendorff's alpha (nominal)", False),
-}
-ALL_FIGURES = TABLE_FIGURES | {
-    "majority_agreement": ("Agreement with the majority (leave-one-out)", True),
-    "gold_accuracy": ("Accuracy on gold items", True),
-}
 
 
 @login_required
@@ -137,75 +138,24 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
             # geometry only: templates/core/_bar_chart.svg.html draws it, escaping every text
             chart["drawing"] = _chart_drawing(chart)
             charts.append(chart)
-    figures, groups, categories = [], [], []
-    if summary["applicable"]:
-        figures = _figure_rows(summary["figures"], ALL_FIGURES)
-        for group in summary["groups"]:
-            groups.append(group | {"figures": _figure_rows(group, TABLE_FIGURES)})
-        for cat in summary["per_category"]:
-            categories.append(
-                cat
-                | {
-                    "share_display": _display(cat["share"], True),
-                    "kappa_display": _display(cat["fleiss_kappa"], False),
-                }
-            )
+    figures = campaign_figures(summary)
+    scopes = [g for g in pd.unique(figures["scope"]) if g not in ("campaign", "answer")]
+    groups = [
+        row | {"group_by": scope} for scope in scopes for row in _group_rows(figures, scope, GROUP_FIGURES)
+    ]
     return render(
         request,
         "annotation/agreement_detail.html",
         {
             "campaign": campaign,
             "summary": summary,
-            "figures": figures,
+            "figures": _figure_rows(figures),
             "groups": groups,
-            "categories": categories,
+            "categories": _group_rows(figures, "answer", ("share", "fleiss_kappa")),
             "charts": charts,
             "tables": TABLES,
         },
     )
-
-
-def _csv_response(filename: str, columns: list[str], rows: list[dict[str, Any]]) -> HttpResponse:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def _json_response(filename: str, data: Any) -> HttpResponse:
-    response = JsonResponse(data, json_dumps_params={"indent": 2, "allow_nan": False})
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-FIGURE_COLUMNS = ["scope", "group", "figure", "value", "ci_low", "ci_high", "undefined"]
-
-
-def _summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    if not summary.get("applicable"):
-        return rows
-    for key, fig in summary["figures"].items():
-        if isinstance(fig, dict):
-            rows.append({"scope": "campaign", "group": "", "figure": key} | fig)
-    for cat in summary["per_category"]:
-        rows.append(
-            {
-                "scope": "answer",
-                "group": cat["category"],
-                "figure": "fleiss_kappa",
-                "value": cat["fleiss_kappa"],
-                "undefined": cat["undefined"],
-            }
-        )
-    for group in summary["groups"]:
-        for key in ("fleiss_kappa", "pairwise_agreement", "krippendorff_alpha"):
-            rows.append({"scope": group["group_by"], "group": group["group"], "figure": key} | group[key])
-    return rows
 
 
 @login_required
@@ -214,10 +164,12 @@ def agreement_export(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     if fmt not in FORMATS:
         raise Http404("unknown format")
     summary = campaign_agreement_summary(campaign=campaign, identities=True)
-    filename = f"{campaign.name}-agreement.{fmt}"
+    figures = campaign_figures(summary)
     if fmt == "json":
-        return _json_response(filename, summary)
-    return _csv_response(filename, FIGURE_COLUMNS, _summary_rows(summary))
+        # the summary as the dataset card quotes it, and the page's figures as a table
+        table = {"columns": list(figures.columns), "rows": frame_records(figures)}
+        return json_download(f"{campaign.name}-agreement.json", summary | table)
+    return table_download(figures, stem=f"{campaign.name}-agreement", fmt=fmt)
 
 
 @login_required
@@ -225,8 +177,11 @@ def chart_export(request: HttpRequest, name: str, chart: str, fmt: str) -> HttpR
     campaign = _campaign_for_curator(request, name)
     if fmt not in FORMATS or chart not in TABLES:
         raise Http404("unknown chart or format")
-    data = campaign_chart(campaign=campaign, chart=chart, identities=True)
-    filename = f"{campaign.name}-{chart}.{fmt}"
-    if fmt == "json":
-        return _json_response(filename, data)
-    return _csv_response(filename, data["columns"], data["rows"])
+    frame = campaign_table(campaign=campaign, chart=chart, identities=True)
+    meta = {
+        "chart": chart,
+        "title": TABLES[chart],
+        "campaign": campaign.name,
+        "empty": frame.attrs.get("empty"),
+    }
+    return table_download(frame, stem=f"{campaign.name}-{chart}", fmt=fmt, meta=meta)

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats
 from numpy.typing import NDArray
 from scipy.spatial import distance as scipy_distance
 
@@ -196,17 +197,13 @@ def confidences(
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Pearson's r; None when fewer than 3 points or a constant series."""
+    """Pearson's r (SciPy's ``pearsonr``); None when fewer than 3 points or a constant series."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError("series of different lengths")
-    if a.size < 3:
+    if a.size < 3 or np.ptp(a) == 0.0 or np.ptp(b) == 0.0:
         return None
-    da, db = a - a.mean(), b - b.mean()
-    denominator = float(np.sqrt((da * da).sum() * (db * db).sum()))
-    if denominator == 0.0:
-        return None
-    return float((da * db).sum() / denominator)
+    return float(scipy.stats.pearsonr(a, b).statistic)
 
 
 def cluster_candidates(

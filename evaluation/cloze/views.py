@@ -4,25 +4,21 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
 from core.charts import violin_chart
+from core.downloads import FORMATS, table_download
+from core.tables import frame_records
 from evaluation.cloze.experiments import SCORES
 from evaluation.cloze.permissions import user_can_view_cloze_runs
 from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
 from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run_queue
+from evaluation.cloze.tables import PAPER_CONFIDENCE, SCORE_LABELS, TABLES, cloze_table, cloze_tables
 from evaluation.forms import ClozeStartForm
 from evaluation.selectors import model_list, published_release_list
 from evaluation.tasks import cloze_run_enqueue
-
-SCORE_LABELS = {
-    "accuracy_uniform": "accuracy (uniform)",
-    "accuracy_weighted": "accuracy (weighted)",
-    "precision_uniform": "precision (uniform)",
-    "precision_weighted": "precision (weighted)",
-}
 
 
 @login_required
@@ -87,24 +83,30 @@ def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
         title="Confidence of the predicted choice (experiment 2)",
         width=360,
     )
-    dispersion = results.get("dispersion", {})
+    tables = {name: frame_records(frame) for name, frame in cloze_tables(results).items()}
     context = {
         "run": run,
         "results": results,
-        "dispersion": dispersion,
+        "dispersion": results.get("dispersion", {}),
         "confidence": results.get("confidence", {}),
-        "means": [
-            (
-                SCORE_LABELS[name],
-                dispersion.get("mean", {}).get(name),
-                dispersion.get("mean_sensible", {}).get(name),
-                dispersion.get("mean_against_sense", {}).get(name),
-                dispersion.get("pearson_with_length", {}).get(name),
-            )
-            for name in SCORES
-        ],
-        "examples": results.get("paper_examples"),
+        "tables": tables,
+        "titles": {name: title for name, (title, _) in TABLES.items()},
+        "paper_confidence": PAPER_CONFIDENCE,
+        "formats": FORMATS,
         "dispersion_chart": dispersion_chart,
         "confidence_chart": confidence_chart,
     }
     return render(request, "cloze/clozerun_detail.html", context)
+
+
+@login_required
+def cloze_run_table_view(request: HttpRequest, pk: int, table: str, fmt: str) -> HttpResponse:
+    """One of the run page's tables (``evaluation.cloze.tables.TABLES``) as CSV or JSON."""
+    if not user_can_view_cloze_runs(user=request.user):
+        raise PermissionDenied
+    run = cloze_run_get(user=request.user, pk=pk)
+    if table not in TABLES:
+        raise Http404("unknown table")
+    frame = cloze_table(run.results or {}, table)
+    meta = {"cloze_run": run.pk, "table": table, "title": TABLES[table][0]}
+    return table_download(frame, stem=f"cloze-{run.pk}-{table}", fmt=fmt, meta=meta)

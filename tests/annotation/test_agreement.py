@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, to_table
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from annotation.agreement import stats as ag
@@ -405,6 +405,23 @@ def test_cohen_kappa_pairs_equal_sklearn_on_common_items(data):
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 assert p.kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ragged_judgments())
+def test_cohen_kappa_pairs_equal_statsmodels_cohens_kappa_on_common_items(data):
+    items, raters, cats = data
+    answer = {(int(i), int(r)): int(c) for i, r, c in zip(items, raters, cats, strict=True)}
+    for p in ag.cohen_kappa_pairs(items, raters, cats, 3):
+        common = sorted(i for (i, r) in answer if r == p.rater_a and (i, p.rater_b) in answer)
+        pairs = np.array([[answer[(i, p.rater_a)], answer[(i, p.rater_b)]] for i in common])
+        confusion, _ = to_table(pairs, bins=np.arange(4))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reference = cohens_kappa(confusion, return_results=False)
+        if p.kappa is None:
+            assert not np.isfinite(reference)  # statsmodels: 0/0
+        else:
+            assert p.kappa == pytest.approx(reference, abs=1e-12)
 
 
 @settings(max_examples=100, deadline=None)

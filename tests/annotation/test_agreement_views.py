@@ -75,6 +75,33 @@ def test_summary_downloads_carry_the_same_figures(client, curator, campaign):
     assert float(kappa_row["ci_low"]) == pytest.approx(data["figures"]["fleiss_kappa"]["ci_low"])
 
 
+def test_every_figure_on_the_page_is_a_row_of_the_figures_download(client, curator, campaign):
+    """The per-answer table (shares among them) and the figures table come from the frame
+    the CSV and JSON download, so each printed figure is a row of both."""
+    client.force_login(curator)
+    page = client.get(reverse("agreement:detail", args=[campaign.name])).content.decode()
+    as_csv = list(
+        csv.DictReader(
+            io.StringIO(client.get(reverse("agreement:export", args=[campaign.name, "csv"])).content.decode())
+        )
+    )
+    as_json = json.loads(client.get(reverse("agreement:export", args=[campaign.name, "json"])).content)
+    assert [r["figure"] for r in as_csv] == [r["figure"] for r in as_json["rows"]]
+    shares = {r["group"]: r for r in as_csv if r["scope"] == "answer" and r["figure"] == "share"}
+    # 8 of 15 votes plausible, 7 implausible
+    assert {k: (int(r["judgments"]), float(r["value"])) for k, r in shares.items()} == {
+        "implausible": (7, pytest.approx(7 / 15)),
+        "plausible": (8, pytest.approx(8 / 15)),
+    }
+    table = page[page.index('id="per-answer"') : page.index("</table>", page.index('id="per-answer"'))]
+    assert '<td>plausible</td><td class="num">8</td><td class="num">53.33%</td>' in table
+    pairwise = next(
+        r for r in as_json["rows"] if r["scope"] == "campaign" and r["figure"] == "pairwise_agreement"
+    )
+    row = page[page.index('data-figure="pairwise_agreement"') :]
+    assert f'<span class="value">{pairwise["value"] * 100:.2f}%</span>' in row[: row.index("</tr>")]
+
+
 def test_chart_csv_and_json_have_the_same_rows(client, curator, campaign):
     client.force_login(curator)
     args = [campaign.name, "annotator-agreement"]

@@ -25,11 +25,17 @@ def test_curator_finds_figures_and_charts_on_the_agreement_page(page, curator, d
     page.wait_for_url(f"**/annotation/campaigns/{campaign.name}/agreement/")
 
     assert page.locator("h1").inner_text() == f"Agreement: {campaign.name}"
-    kappa = page.locator('tr[data-figure="fleiss_kappa"] td.value').inner_text()
+    kappa = page.locator('tr[data-figure="fleiss_kappa"] .value').inner_text()
     float(kappa)  # a number, not "nan" or a dash
-    pairwise = page.locator('tr[data-figure="pairwise_agreement"] td.value').inner_text()
+    pairwise = page.locator('tr[data-figure="pairwise_agreement"] .value').inner_text()
     assert pairwise.endswith("%") and 0.0 <= float(pairwise.rstrip("%")) <= 100.0
-    assert "–" in page.locator('tr[data-figure="fleiss_kappa"] td').nth(2).inner_text()  # an interval
+    assert "–" in page.locator('tr[data-figure="fleiss_kappa"] .interval').inner_text()  # an interval
+    # on a phone the figures tables fit whole: no column hides behind a scroll
+    page.set_viewport_size({"width": 390, "height": 844})
+    tables = page.locator("table.figures")
+    assert tables.count() >= 2
+    for i in range(tables.count()):
+        assert tables.nth(i).evaluate("t => t.scrollWidth - t.clientWidth") <= 0, i
 
     chart = page.locator('svg[data-chart="annotator-agreement"]')
     assert chart.is_visible()

@@ -10,10 +10,13 @@ plausible votes, negative with at most 1 (WinoWhy 3.3).
 import csv
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evaluation.release_data import split_switched
+from releases import services as releases
+from tests.datasets.realdata import import_real_data
 from tests.evaluation.factories import _write
 
 KNOWLEDGE_TYPE_NAMES = {"Temporal": "Eventuality"}
@@ -138,6 +141,28 @@ def export_winowhy(data_dir: Path, out: Path) -> Path:
 
 def export_comve(data_dir: Path, out: Path, split: str = "test") -> Path:
     return _write(out, f"comve-{split}", "1.0.0", "comve", comve_files(data_dir, split))
+
+
+def publish_real_releases(data_dir: Path, curator: Any, capture: Callable[..., Any]) -> dict[str, str]:
+    """WSC273, WinoWhy and ComVE test imported from ``data_dir`` through the importers and
+    published as 1.0.0 under the names scripts/real_releases.sh uses; NAME@VERSION by name.
+    ``capture`` is pytest-django's ``django_capture_on_commit_callbacks`` (the build runs on
+    commit)."""
+    import_real_data(data_dir)
+    specs = {}
+    for name, dataset, split in (
+        ("wsc273", "wsc", ""),
+        ("winowhy", "winowhy", ""),
+        ("comve-test", "comve", "test"),
+    ):
+        with capture(execute=True):
+            release = releases.release_create(
+                name=name, dataset=dataset, split=split, version="1.0.0", changelog="Real data.", user=curator
+            )
+        releases.release_approve(release=release, user=curator)
+        releases.release_publish(release=release, user=curator)
+        specs[name] = f"{name}@1.0.0"
+    return specs
 
 
 if __name__ == "__main__":  # python -m tests.evaluation.realdata DATA_DIR OUT_DIR

@@ -1,5 +1,6 @@
 """manage.py cloze end to end with tiny models, the recorded run, and the run pages."""
 
+import csv
 import json
 from io import StringIO
 
@@ -262,12 +263,54 @@ def test_researcher_sees_the_run_with_its_violin_plot_and_tables(client, researc
     assert html.count("<svg xmlns") == 2 and html.count("<path") >= 4
     assert "0.390" in html and "0.906" in html and "63 of 83" in html
     assert "He poured orange juice on his cereal." in html or "He drinks apple." in html
-    assert str(finished_run.results["dispersion"]["pearson_accuracy_precision_weighted"]) in html
+    assert f"{finished_run.results['dispersion']['pearson_accuracy_precision_weighted']:.4f}" in html
     assert "<strong>paper</strong>: Qasemi et al. as written" in html
     # the paper's Tables 1-2 beside this run's scores of the same sentences
     assert 'id="paper-table-1"' in html and "Grandma knits with thread." in html
     assert "<td>17.9%</td>" in html  # 0.179 shown as the paper prints it
     assert "They, People, Women, Men, Children" in html and "0.548" in html
+
+
+def test_every_table_of_the_run_page_downloads_as_csv_and_json(client, researcher, finished_run):
+    """The page's tables are frames of evaluation.cloze.tables; each downloads with the same cells."""
+    client.force_login(researcher)
+    html = client.get(reverse("cloze:run-detail", args=[finished_run.pk])).content.decode()
+    dispersion = finished_run.results["dispersion"]
+    for table in ("correlations", "scores", "best", "worst", "paper_table_1", "paper_table_2", "confidence"):
+        for fmt in ("csv", "json"):
+            url = reverse("cloze:run-table", args=[finished_run.pk, table, fmt])
+            assert url in html
+            response = client.get(url)
+            assert response.status_code == 200
+            assert f'filename="cloze-{finished_run.pk}-{table}.{fmt}"' in response["Content-Disposition"]
+    scores = list(
+        csv.DictReader(
+            StringIO(
+                client.get(
+                    reverse("cloze:run-table", args=[finished_run.pk, "scores", "csv"])
+                ).content.decode()
+            )
+        )
+    )
+    assert [r["score"] for r in scores] == [
+        "accuracy_uniform",
+        "accuracy_weighted",
+        "precision_uniform",
+        "precision_weighted",
+    ]
+    assert float(scores[1]["mean"]) == dispersion["mean"]["accuracy_weighted"]
+    assert f"{dispersion['mean']['accuracy_weighted']:.4f}" in html
+    best = json.loads(client.get(reverse("cloze:run-table", args=[finished_run.pk, "best", "json"])).content)
+    assert [r["text"] for r in best["rows"]] == [r["text"] for r in dispersion["best"]]
+    assert best["rows"][0]["masked"] == dispersion["best"][0]["masked"]
+    confidence = json.loads(
+        client.get(reverse("cloze:run-table", args=[finished_run.pk, "confidence", "json"])).content
+    )
+    by_figure = {r["figure"]: r["value"] for r in confidence["rows"]}
+    assert by_figure["pairs"] == finished_run.results["confidence"]["pairs"]
+    assert by_figure["correct"] == finished_run.results["confidence"]["correct"]
+    assert client.get(reverse("cloze:run-table", args=[finished_run.pk, "pies", "csv"])).status_code == 404
+    assert client.get(reverse("cloze:run-table", args=[finished_run.pk, "scores", "xml"])).status_code == 404
 
 
 def test_statements_are_escaped_on_the_run_page(client, researcher, finished_run):
@@ -286,6 +329,7 @@ def test_other_roles_may_not_see_cloze_runs(client, request, role, finished_run)
     client.force_login(request.getfixturevalue(role))
     assert client.get(reverse("cloze:run-list")).status_code == 403
     assert client.get(reverse("cloze:run-detail", args=[finished_run.pk])).status_code == 403
+    assert client.get(reverse("cloze:run-table", args=[finished_run.pk, "scores", "csv"])).status_code == 403
 
 
 def test_anonymous_users_are_sent_to_login(client, finished_run):

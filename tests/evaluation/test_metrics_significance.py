@@ -1,9 +1,12 @@
+import math
+import random
 from fractions import Fraction
 from math import comb
 
 import pytest
+from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.proportion import binom_test, proportion_confint
 
 from evaluation.metrics.significance import (
     accuracy_significance,
@@ -11,6 +14,7 @@ from evaluation.metrics.significance import (
     lucky_draw,
     mcnemar,
     wilson_interval,
+    wilson_intervals,
 )
 
 
@@ -86,3 +90,41 @@ def test_accuracy_significance_bundles_interval_and_lucky_draw():
     assert s["lucky_draw"] == pytest.approx(lucky_draw(151, 273))
     assert s["lucky_draw_best_of"] == pytest.approx(best_of(lucky_draw(151, 273), 10))
     assert s["wilson_95"][0] < 151 / 273 < s["wilson_95"][1]
+
+
+def test_wilson_intervals_for_arrays_equal_statsmodels_and_the_single_interval():
+    correct, n = [0, 5, 151, 273, 3, 0], [7, 10, 273, 273, 40, 0]
+    low, high = wilson_intervals(correct, n)
+    for i, (k, total) in enumerate(zip(correct, n, strict=True)):
+        if total == 0:
+            assert math.isnan(low[i]) and math.isnan(high[i])  # no interval on an empty subset
+            continue
+        assert (low[i], high[i]) == wilson_interval(k, total)
+        assert (low[i], high[i]) == proportion_confint(k, total, alpha=1 - 0.95, method="wilson")
+        assert (low[i], high[i]) == pytest.approx(proportion_confint(k, total, method="wilson"), abs=1e-15)
+    with pytest.raises(ValueError):
+        wilson_intervals([3], [2])
+
+
+def test_lucky_draw_is_statsmodels_one_sided_binomial_test_and_scipys():
+    for k, n, p in [(151, 273, 0.5), (0, 5, 0.5), (12, 30, 1 / 3), (30, 30, 1 / 3)]:
+        assert lucky_draw(k, n, p) == binom_test(k, n, prop=p, alternative="larger")
+        assert lucky_draw(k, n, p) == pytest.approx(
+            binomtest(k, n, p, alternative="greater").pvalue, rel=1e-9
+        )
+
+
+def test_mcnemar_equals_statsmodels_on_random_pairs_of_runs():
+    rng = random.Random(0)
+    for _ in range(300):
+        n = rng.randint(1, 120)
+        a = [rng.random() < 0.6 for _ in range(n)]
+        b = [rng.random() < rng.random() for _ in range(n)]
+        r = mcnemar(a, b)
+        if r.only_a + r.only_b == 0:
+            assert r.p_value == 1.0
+            continue
+        table = [[r.both_right, r.only_a], [r.only_b, r.both_wrong]]
+        ref = sm_mcnemar(table, exact=r.method == "exact", correction=True)
+        assert (r.statistic, r.p_value) == (float(ref.statistic), float(ref.pvalue))
+        assert r.method == ("exact" if r.only_a + r.only_b < 25 else "chi2")

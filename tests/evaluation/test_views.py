@@ -2,28 +2,11 @@ import pytest
 from django.urls import reverse
 
 from evaluation.models import EvaluationRun, RunStatus
-from evaluation.services import evaluation_run, evaluation_run_create
+from evaluation.services import evaluation_run_create
 from evaluation.tasks import evaluation_run_task
-from tests.releases.factories import make_schemas, published_release
+from tests.releases.factories import create_release, make_schemas
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def release(tmp_path, settings, curator, django_capture_on_commit_callbacks):
-    """A published WSC release of four schemas, as NAME@VERSION."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    make_schemas(4)
-    published = published_release(django_capture_on_commit_callbacks, user=curator, name="wsc-mini")
-    return f"{published.name}@{published.version}"
-
-
-@pytest.fixture
-def two_runs(tmp_path, release, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    first = evaluation_run(run=evaluation_run_create(release=str(release), method="first"))
-    majority = evaluation_run(run=evaluation_run_create(release=str(release), method="random", seed=1))
-    return first, majority
 
 
 def _urls(runs) -> list[str]:
@@ -221,8 +204,6 @@ def test_the_run_form_says_nothing_about_unpublished_releases(
     client, researcher, curator, tmp_path, settings, django_capture_on_commit_callbacks
 ):
     """Issue 16, item 5: a draft of a name and no release at all read the same."""
-    from tests.releases.factories import create_release
-
     settings.MEDIA_ROOT = tmp_path
     make_schemas(3)
     create_release(django_capture_on_commit_callbacks, user=curator, name="secret-draft")

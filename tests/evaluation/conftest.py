@@ -1,0 +1,23 @@
+"""Fixtures shared by the evaluation page tests: a published WSC release and two runs on it."""
+
+import pytest
+
+from evaluation.services import evaluation_run, evaluation_run_create
+from tests.releases.factories import make_schemas, published_release
+
+
+@pytest.fixture
+def release(tmp_path, settings, curator, django_capture_on_commit_callbacks):
+    """A published WSC release of four schemas, as NAME@VERSION."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    make_schemas(4)
+    published = published_release(django_capture_on_commit_callbacks, user=curator, name="wsc-mini")
+    return f"{published.name}@{published.version}"
+
+
+@pytest.fixture
+def two_runs(tmp_path, release, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    first = evaluation_run(run=evaluation_run_create(release=str(release), method="first"))
+    majority = evaluation_run(run=evaluation_run_create(release=str(release), method="random", seed=1))
+    return first, majority
