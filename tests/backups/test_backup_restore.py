@@ -133,10 +133,11 @@ def postgres_site(new_database, tmp_path_factory) -> tuple[Site, dict[str, Any],
 def _assert_same_site(before: dict[str, Any], after: dict[str, Any]) -> None:
     assert after["counts"] == before["counts"]
     assert after["releases"] == before["releases"]
-    # every run, its metrics, result files and upload, byte for byte (only where the
-    # folder outside MEDIA_ROOT now lies differs: under the new MEDIA_ROOT)
-    assert [{**r, "under_media": None} for r in after["runs"]] == [
-        {**r, "under_media": None} for r in before["runs"]
+    # every run, its metrics, result files and upload, byte for byte (only where a folder
+    # or upload outside MEDIA_ROOT now lies differs: under the new MEDIA_ROOT, restored/;
+    # uploads live outside it, in WINNOW_UPLOAD_DIR)
+    assert [{**r, "under_media": None, "upload_under_media": None} for r in after["runs"]] == [
+        {**r, "under_media": None, "upload_under_media": None} for r in before["runs"]
     ]
     # the site really has what a backup must carry
     assert [r["status"] for r in after["releases"]] == ["published", "published"]
