@@ -477,7 +477,7 @@ def cloze_results_combine(
         "settings": settings,
         "equations": _equations_record(_setting(first, "equations")),
         "dispersion": dispersion,
-        "paper_examples": first.get("paper_examples"),
+        "paper_examples": next((r["paper_examples"] for _, r, _, _ in read if r.get("paper_examples")), None),
         "confidence": confidence,
         **_score_lists(dispersion_records, confidence_records),
         "files": ["results.json", "dispersion.jsonl", "confidence.jsonl"],

@@ -379,6 +379,7 @@ def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split,
     results_a = json.loads((tmp_path / "a" / "results.json").read_text())
     results_a["dispersion"].update(requested=6, interrupted=True)
     results_a["interrupted"] = True
+    results_a["paper_examples"] = None  # an interrupted part computes no paper examples
     (tmp_path / "a" / "results.json").write_text(json.dumps(results_a))
     run("b5", offset=5, limit=1, pairs=0)
     for other, interrupted, requested in (("b", False, 6), ("b5", True, 6)):
@@ -390,6 +391,9 @@ def test_a_run_split_with_offset_and_combined_equals_one_run(masked_path, split,
         )
         combined = json.loads((tmp_path / f"c-{other}" / "results.json").read_text())
         assert combined["interrupted"] is interrupted, other
+        # the paper's examples come from the part that computed them
+        other_results = json.loads((tmp_path / other / "results.json").read_text())
+        assert combined["paper_examples"] == other_results["paper_examples"] is not None
         assert combined["dispersion"]["interrupted"] is interrupted
         assert combined["dispersion"]["requested"] == requested
 
