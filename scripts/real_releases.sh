@@ -39,8 +39,8 @@ sys.exit(0 if Release.objects.filter(name='$name', version='1.0.0').exists() els
   $PY manage.py release_approve "$name@1.0.0"
   $PY manage.py release_publish "$name@1.0.0"
 }
-release wsc273 wsc
-release winowhy winowhy
+release wsc273 wsc --collection wsc273
+release winowhy winowhy --collection wsc273
 release comve-test comve --split test
 release comve-train comve --split train
 release senmaking senmaking
