@@ -50,15 +50,19 @@ FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
     (
         "README.md",
         COMVE,
-        lambda r: f"subtask A {_pct(_rule(r, 'a', 'perplexity')['accuracy'])} "
-        f"({_count(_rule(r, 'a', 'perplexity'))}; chance 50%), subtask B "
-        f"{_pct(_rule(r, 'b', 'perplexity')['accuracy'])} ({_count(_rule(r, 'b', 'perplexity'))}; chance 33.3%)",
+        lambda r: (
+            f"subtask A {_pct(_rule(r, 'a', 'perplexity')['accuracy'])} "
+            f"({_count(_rule(r, 'a', 'perplexity'))}; chance 50%), subtask B "
+            f"{_pct(_rule(r, 'b', 'perplexity')['accuracy'])} ({_count(_rule(r, 'b', 'perplexity'))}; chance 33.3%)"
+        ),
     ),
     (
         "README.md",
         COMVE,
-        lambda r: f"A {_pct(_rule(r, 'a', 'total')['accuracy'])} by total log-probability, "
-        f"B {_pct(_rule(r, 'b', 'continuation')['accuracy'])} by the reason's log-probability",
+        lambda r: (
+            f"A {_pct(_rule(r, 'a', 'total')['accuracy'])} by total log-probability, "
+            f"B {_pct(_rule(r, 'b', 'continuation')['accuracy'])} by the reason's log-probability"
+        ),
     ),
     (
         "README.md",
@@ -68,14 +72,18 @@ FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
     (
         "README.md",
         SENMAKING,
-        lambda r: f"Sen-Making {_pct(_rule(r, 'a', 'perplexity')['accuracy'])}, "
-        f"Explanation {_pct(_rule(r, 'b', 'perplexity')['accuracy'])}",
+        lambda r: (
+            f"Sen-Making {_pct(_rule(r, 'a', 'perplexity')['accuracy'])}, "
+            f"Explanation {_pct(_rule(r, 'b', 'perplexity')['accuracy'])}"
+        ),
     ),
     (
         "README.md",
         SENMAKING,
-        lambda r: f"by the earlier rules {_pct(_rule(r, 'a', 'total')['accuracy'])} / "
-        f"{_pct(_rule(r, 'b', 'continuation')['accuracy'])}",
+        lambda r: (
+            f"by the earlier rules {_pct(_rule(r, 'a', 'total')['accuracy'])} / "
+            f"{_pct(_rule(r, 'b', 'continuation')['accuracy'])}"
+        ),
     ),
     *[
         (
@@ -110,54 +118,70 @@ FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
     (
         "README.md",
         CLOZE_PAPER,
-        lambda r: f"first {r['dispersion']['scored']} statements and {r['confidence']['pairs']} pairs: "
-        f"r(accuracy, precision) = {r['dispersion']['pearson_accuracy_precision_uniform']:.3f} uniform, "
-        f"{r['dispersion']['pearson_accuracy_precision_weighted']:.3f} weighted",
+        lambda r: (
+            f"first {r['dispersion']['scored']} statements and {r['confidence']['pairs']} pairs: "
+            f"r(accuracy, precision) = {r['dispersion']['pearson_accuracy_precision_uniform']:.3f} uniform, "
+            f"{r['dispersion']['pearson_accuracy_precision_weighted']:.3f} weighted"
+        ),
     ),
     (
         "README.md",
         CLOZE_PAPER,
-        lambda r: f"experiment 2: {r['confidence']['correct']} of {r['confidence']['encoded']} encodable pairs right",
+        lambda r: (
+            f"experiment 2: {r['confidence']['correct']} of {r['confidence']['encoded']} encodable pairs right"
+        ),
     ),
     (
         "README.md",
         CLOZE_RENORM,
-        lambda r: f"r = {r['dispersion']['pearson_accuracy_precision_weighted']:.3f} weighted, "
-        f"{r['confidence']['correct']} of {r['confidence']['encoded']}",
+        lambda r: (
+            f"r = {r['dispersion']['pearson_accuracy_precision_weighted']:.3f} weighted, "
+            f"{r['confidence']['correct']} of {r['confidence']['encoded']}"
+        ),
     ),
     (
         "README.md",
         CLOZE_1000,
-        lambda r: f"on all {r['dispersion']['scored']:,} statements (21 Nov): "
-        f"{r['dispersion']['pearson_accuracy_precision_uniform']:.3f} / {r['dispersion']['pearson_accuracy_precision_weighted']:.3f}",
+        lambda r: (
+            f"on all {r['dispersion']['scored']:,} statements (21 Nov): "
+            f"{r['dispersion']['pearson_accuracy_precision_uniform']:.3f} / {r['dispersion']['pearson_accuracy_precision_weighted']:.3f}"
+        ),
     ),
     (
         "docs/cloze.md",
         CLOZE_1000,
-        lambda r: f"{r['dispersion']['scored']:,} ({r['dispersion']['masked_words']:,} masked content words, none skipped) |"
-        f" | r(accuracy, precision), uniform | 0.390 | **{r['dispersion']['pearson_accuracy_precision_uniform']:.3f}** |"
-        f" | r(accuracy, precision), weighted | 0.906 | **{r['dispersion']['pearson_accuracy_precision_weighted']:.3f}** |",
+        lambda r: (
+            f"{r['dispersion']['scored']:,} ({r['dispersion']['masked_words']:,} masked content words, none skipped) |"
+            f" | r(accuracy, precision), uniform | 0.390 | **{r['dispersion']['pearson_accuracy_precision_uniform']:.3f}** |"
+            f" | r(accuracy, precision), weighted | 0.906 | **{r['dispersion']['pearson_accuracy_precision_weighted']:.3f}** |"
+        ),
     ),
     (
         "docs/cloze.md",
         CLOZE_PAPER,
-        lambda r: f"| r(accuracy, precision), weighted | **{r['dispersion']['pearson_accuracy_precision_weighted']:.3f}** | "
-        f"{_results(CLOZE_RENORM)['dispersion']['pearson_accuracy_precision_weighted']:.3f} | 0.906 |",
+        lambda r: (
+            f"| r(accuracy, precision), weighted | **{r['dispersion']['pearson_accuracy_precision_weighted']:.3f}** | "
+            f"{_results(CLOZE_RENORM)['dispersion']['pearson_accuracy_precision_weighted']:.3f} | 0.906 |"
+        ),
     ),
     (
         "docs/cloze.md",
         CLOZE_PAPER,
-        lambda r: f"| experiment 2: right of {r['confidence']['encoded']} encoded pairs | "
-        f"**{r['confidence']['correct']} ({_pct(r['confidence']['accuracy'])[:-2]}%)** | "
-        f"{_results(CLOZE_RENORM)['confidence']['correct']} ({_pct(_results(CLOZE_RENORM)['confidence']['accuracy'])[:-2]}%) |",
+        lambda r: (
+            f"| experiment 2: right of {r['confidence']['encoded']} encoded pairs | "
+            f"**{r['confidence']['correct']} ({_pct(r['confidence']['accuracy'])[:-2]}%)** | "
+            f"{_results(CLOZE_RENORM)['confidence']['correct']} ({_pct(_results(CLOZE_RENORM)['confidence']['accuracy'])[:-2]}%) |"
+        ),
     ),
     (
         "docs/cloze.md",
         CLOZE_PAPER,
-        lambda r: "| mean precision uniform / weighted | "
-        f"{r['dispersion']['mean']['precision_uniform']:.3f} / **{r['dispersion']['mean']['precision_weighted']:.3f}** | "
-        f"{_results(CLOZE_RENORM)['dispersion']['mean']['precision_uniform']:.3f} / "
-        f"{_results(CLOZE_RENORM)['dispersion']['mean']['precision_weighted']:.3f} |",
+        lambda r: (
+            "| mean precision uniform / weighted | "
+            f"{r['dispersion']['mean']['precision_uniform']:.3f} / **{r['dispersion']['mean']['precision_weighted']:.3f}** | "
+            f"{_results(CLOZE_RENORM)['dispersion']['mean']['precision_uniform']:.3f} / "
+            f"{_results(CLOZE_RENORM)['dispersion']['mean']['precision_weighted']:.3f} |"
+        ),
     ),
 ]
 

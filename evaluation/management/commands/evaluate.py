@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.metrics.comve import COMVE_RULES
 from evaluation.models import Method
 from evaluation.scorers.types import START_HELP
 from evaluation.selectors import model_get
@@ -158,7 +159,8 @@ def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
                 rules = m.get("rules") or {}
                 beside = "".join(
                     f"; {name.replace('_', ' ')} {_pct(r['accuracy'])}"
-                    for name, r in rules.items()
+                    # in COMVE_RULES's order (a JSONB column keeps no key order)
+                    for name, r in sorted(rules.items(), key=lambda kv: list(COMVE_RULES[task]).index(kv[0]))
                     if name != m.get("rule")
                 )
                 headline = f" by {m['rule']}" if m.get("rule") else ""
