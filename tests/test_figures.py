@@ -26,6 +26,12 @@ SENMAKING = "docs/smollm2-runs/senmaking-1.0.0.json"
 CLOZE_PAPER = "docs/cloze-smollm2/results-paper-equations-first72.json"
 CLOZE_RENORM = "docs/cloze-smollm2/results-paper-first72-rescored-renormalised.json"
 CLOZE_1000 = "docs/cloze-smollm2/results.json"  # 21 Nov 2026, renormalised equations
+WINOWHY = "docs/smollm2-runs/winowhy-1.0.0.json"
+TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
+
+
+def _fold(r: dict[str, Any]) -> str:
+    return f"{_pct(r['mean_fold_accuracy'])} ± {_pct(r['std_fold_accuracy'])}"
 
 
 @cache
@@ -115,6 +121,43 @@ FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
             ("b", ("perplexity", "continuation", "continuation_per_character")),
         )
     ],
+    (
+        "docs/evaluation.md",
+        WINOWHY,
+        lambda r: (
+            "| SmolLM2-135M-Instruct, full (here) | "
+            + " | ".join(
+                _pct(r["metrics"]["knowledge_types"][t]["at_overall_threshold"]["accuracy"]) for t in TYPES
+            )
+            + f" | {_pct(r['metrics']['best_threshold']['accuracy'])} |"
+        ),
+    ),
+    (
+        "docs/evaluation.md",
+        WINOWHY,
+        lambda r: (
+            "| SmolLM2, two-layer feed-forward network, ten epochs (here, as the paper) | "
+            f"{_fold(r['metrics']['cross_validation']['by_question'])} | {_fold(r['metrics']['cross_validation']['by_reason'])} |"
+        ),
+    ),
+    (
+        "docs/evaluation.md",
+        WINOWHY,
+        lambda r: (
+            "| SmolLM2, logistic regression (here, beside it) | "
+            f"{_fold(r['metrics']['cross_validation']['logistic']['by_question'])} | "
+            f"{_fold(r['metrics']['cross_validation']['logistic']['by_reason'])} |"
+        ),
+    ),
+    (
+        "README.md",
+        WINOWHY,
+        lambda r: (
+            f"| {_pct(r['metrics']['best_threshold']['accuracy'])} / "
+            f"{_fold(r['metrics']['cross_validation']['by_question'])} and "
+            f"{_fold(r['metrics']['cross_validation']['by_reason'])} |"
+        ),
+    ),
     (
         "README.md",
         CLOZE_PAPER,
