@@ -23,8 +23,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 COMVE = "docs/smollm2-runs/comve-test-1.0.0.json"
 SENMAKING = "docs/smollm2-runs/senmaking-1.0.0.json"
-CLOZE_PAPER = "docs/cloze-smollm2/results-paper-equations-first72.json"
-CLOZE_RENORM = "docs/cloze-smollm2/results-paper-first72-rescored-renormalised.json"
+CLOZE_PAPER = "docs/cloze-smollm2/results-paper-equations-first100.json"
+CLOZE_RENORM = "docs/cloze-smollm2/results-paper-first100-rescored-renormalised.json"
 CLOZE_1000 = "docs/cloze-smollm2/results.json"  # 21 Nov 2026, renormalised equations
 WINOWHY = "docs/smollm2-runs/winowhy-1.0.0.json"
 TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
