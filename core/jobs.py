@@ -325,3 +325,13 @@ def job_send(send: Callable[[], Any], *, on_error: Callable[[str], None]) -> boo
         on_error(message)
         return False
     return True
+
+
+def job_enqueue(kind: JobKind, pk: int, send: Callable[[], Any]) -> bool:
+    """Send a job's message (``send``); when the broker cannot take it, the job's row is
+    marked failed (``kind.failed``) with the message ``job_send`` writes, never left queued."""
+
+    def failed(message: str) -> None:
+        job_update(kind, pk, None, **{kind.status_field: kind.failed, kind.error_field: message})
+
+    return job_send(send, on_error=failed)

@@ -6,7 +6,7 @@ that a live worker holds leaves it alone, one whose worker was lost takes it ove
 
 from celery import shared_task
 
-from core.jobs import job_send, job_take, job_update
+from core.jobs import job_enqueue, job_take
 from evaluation.cloze.services import CLOZE_RUN_JOB, cloze_run_queued
 from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
 from evaluation.services import (
@@ -44,11 +44,7 @@ def evaluation_run_task(*, run_id: int) -> str:
 def evaluation_run_enqueue(*, run_id: int) -> bool:
     """Send the run to a worker; a broker that cannot take it fails the run with a message
     that names the broker (never a 500, never a run left queued)."""
-
-    def failed(message: str) -> None:
-        job_update(EVALUATION_RUN_JOB, run_id, None, status=RunStatus.FAILED, error=message)
-
-    return job_send(lambda: evaluation_run_task.delay(run_id=run_id), on_error=failed)
+    return job_enqueue(EVALUATION_RUN_JOB, run_id, lambda: evaluation_run_task.delay(run_id=run_id))
 
 
 @shared_task(name="evaluation.tasks.cloze_run_task", acks_late=True, reject_on_worker_lost=True)
@@ -65,8 +61,4 @@ def cloze_run_task(*, run_id: int) -> str:
 def cloze_run_enqueue(*, run_id: int) -> bool:
     """Send a cloze run the web queued to a worker; a broker that cannot take it fails the
     run with a message that names the broker."""
-
-    def failed(message: str) -> None:
-        job_update(CLOZE_RUN_JOB, run_id, None, status=ClozeRunStatus.FAILED, error=message)
-
-    return job_send(lambda: cloze_run_task.delay(run_id=run_id), on_error=failed)
+    return job_enqueue(CLOZE_RUN_JOB, run_id, lambda: cloze_run_task.delay(run_id=run_id))
