@@ -16,7 +16,8 @@ from collections.abc import Callable
 from http import HTTPStatus
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.contrib import messages
+from django.db import InterfaceError, OperationalError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template import loader
@@ -120,3 +121,15 @@ def server_error(request: HttpRequest) -> HttpResponse:
         response["Retry-After"] = "30"
         return response
     return HttpResponse(loader.get_template("500.html").render(), status=500)
+
+
+def enqueue_after_commit(request: HttpRequest, label: str, send: Callable[[], bool]) -> None:
+    """Send a job once its row is committed (at once outside a transaction) and tell the
+    user: "LABEL queued.", or, when the broker refused it (``send`` returned False and
+    marked the job failed), that it could not be queued and its page says why."""
+    sent: list[bool] = []
+    transaction.on_commit(lambda: sent.append(send()))
+    if sent == [False]:
+        messages.error(request, f"{label} could not be queued: see below.")
+    else:
+        messages.success(request, f"{label} queued.")

@@ -8,11 +8,9 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -22,6 +20,7 @@ from core.downloads import FORMATS, table_download
 from core.errors import NotFound
 from core.tables import cell, frame_records
 from core.uploads import refused_uploads, upload_name
+from core.web import enqueue_after_commit
 from evaluation import analysis, selectors
 from evaluation.forms import RunStartForm
 from evaluation.models import EvaluationRun, RunStatus
@@ -88,12 +87,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
             else:
                 form.add_error(None, str(exc))
         else:
-            sent: list[bool] = []  # sent once the run row is committed (at once, outside a transaction)
-            transaction.on_commit(lambda: sent.append(evaluation_run_enqueue(run_id=run.pk)))
-            if sent == [False]:  # the broker is down: the run is marked failed and says why
-                messages.error(request, f"Run #{run.pk} could not be queued: see below.")
-            else:
-                messages.success(request, f"Run #{run.pk} queued.")
+            enqueue_after_commit(request, f"Run #{run.pk}", lambda: evaluation_run_enqueue(run_id=run.pk))
             return redirect("evaluation:run-detail", run_id=run.pk)
     context = {
         "form": form,

@@ -1,9 +1,7 @@
 """Pages of the cloze analysis: the list of runs and one run with its plots and tables."""
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -11,6 +9,7 @@ from django.shortcuts import redirect, render
 from core.charts import violin_chart
 from core.downloads import FORMATS, table_download
 from core.tables import frame_records
+from core.web import enqueue_after_commit
 from evaluation.cloze.experiments import SCORES
 from evaluation.cloze.permissions import user_can_view_cloze_runs
 from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
@@ -50,12 +49,7 @@ def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
         except ClozeError as exc:
             form.add_error(None, str(exc))
         else:
-            sent: list[bool] = []  # sent once the run row is committed (at once, outside a transaction)
-            transaction.on_commit(lambda: sent.append(cloze_run_enqueue(run_id=run.pk)))
-            if sent == [False]:  # the broker is down: the run is marked failed and says why
-                messages.error(request, f"Cloze run #{run.pk} could not be queued: see below.")
-            else:
-                messages.success(request, f"Cloze run #{run.pk} queued.")
+            enqueue_after_commit(request, f"Cloze run #{run.pk}", lambda: cloze_run_enqueue(run_id=run.pk))
             return redirect("cloze:run-detail", pk=run.pk)
     context = {"runs": cloze_run_list(user=request.user), "form": form, "models": form.models.values()}
     return render(request, "cloze/clozerun_list.html", context, status=400 if posted else 200)
