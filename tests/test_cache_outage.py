@@ -102,14 +102,10 @@ def test_health_still_reports_the_cache_down(client, redis_settings):
     assert body["database"]["ok"] is True
 
 
-def test_sessions_and_roles_are_read_from_a_real_redis_when_it_is_up(client, annotator, redis_settings):
-    url = os.environ.get("WINNOW_TEST_REDIS_URL", "")
-    if not url:
-        message = "needs Redis: set WINNOW_TEST_REDIS_URL=redis://127.0.0.1:6379/15"
-        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    redis_settings(url)
+def test_sessions_and_roles_are_read_from_a_real_redis_when_it_is_up(
+    client, annotator, redis_settings, redis_url
+):
+    redis_settings(redis_url)
     cache = caches["default"]
     assert isinstance(cache, FallbackRedisCache)
     assert _sign_in(client, annotator).status_code == 200
