@@ -133,7 +133,11 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                 (
                     by_key[k],
                     by_key.get(f"{k}_norm"),
-                    [row for key, row in by_key.items() if key.startswith(f"{k}_rule_")],
+                    [
+                        (key.removeprefix(f"{k}_rule_").replace("_", " "), row)
+                        for key, row in by_key.items()
+                        if key.startswith(f"{k}_rule_")
+                    ],
                     (run.metrics.get(k) or {}).get("rule"),
                 )
                 for k in ("a", "b")
