@@ -171,6 +171,10 @@ class ComVEItem(Provenance):
     statement_1 = models.TextField(blank=True)
     false_index = models.PositiveSmallIntegerField(null=True, blank=True, help_text="0 or 1")
     false_statement = models.TextField(blank=True, help_text="Subtask B/C's FalseSent")
+    false_statement_c = models.TextField(
+        blank=True,
+        help_text="Subtask C's FalseSent where its file differs from subtask B's (else empty)",
+    )
     option_a = models.TextField(blank=True)
     option_b = models.TextField(blank=True)
     option_c = models.TextField(blank=True)
@@ -201,6 +205,7 @@ COMVE_CONTENT_FIELDS: tuple[str, ...] = (
     "statement_1",
     "false_index",
     "false_statement",
+    "false_statement_c",
     "option_a",
     "option_b",
     "option_c",

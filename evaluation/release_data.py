@@ -69,6 +69,17 @@ class WscRow:
     knowledge_types: tuple[str, ...]
 
 
+def model_text(text: str) -> str:
+    """A release text as a model reads it: runs of whitespace collapsed and the ends stripped.
+
+    Releases ship the source's texts byte for byte (a GPT-2 reason starts with a space, a
+    ComVE cell may hold two spaces); models are given them normalised, as the importers
+    stored them before 23 Nov 2026, so that scores do not depend on stray whitespace.
+    Subtask C's false statements and references stay as shipped: BLEU is computed on them.
+    """
+    return " ".join(text.split())
+
+
 @dataclass(frozen=True)
 class ReasonRow:
     """A WinoWhy reason with the question it explains.
@@ -93,7 +104,7 @@ class ReasonRow:
 
     @property
     def continuation(self) -> str:
-        return " " + self.text.strip()
+        return " " + model_text(self.text)
 
 
 @dataclass(frozen=True)
@@ -337,7 +348,7 @@ def read_comve(folder: ReleaseFolder, *, limit: int | None = None) -> ComveData:
                 data.a.append(
                     ComveA(
                         item_id,
-                        (_get(row, "sent0", where), _get(row, "sent1", where)),
+                        (model_text(_get(row, "sent0", where)), model_text(_get(row, "sent1", where))),
                         _answer_index(row.get("answer"), where),
                     )
                 )
@@ -345,8 +356,9 @@ def read_comve(folder: ReleaseFolder, *, limit: int | None = None) -> ComveData:
                 answer = str(_get(row, "answer", where, str)).strip().upper()
                 if answer not in ("A", "B", "C"):
                     raise ReleaseDataError(f"{where}, field 'answer': {row['answer']!r} is not A, B or C")
-                options = tuple(_get(row, f"option_{x}", where) for x in "abc")
-                data.b.append(ComveB(item_id, _get(row, "false_sent", where), options, answer))
+                a, b, c = (model_text(_get(row, f"option_{x}", where)) for x in "abc")
+                options = (a, b, c)
+                data.b.append(ComveB(item_id, model_text(_get(row, "false_sent", where)), options, answer))
             else:
                 refs = _get(row, "references", where, list)
                 if not any(isinstance(r, str) and r.strip() for r in refs):

@@ -835,7 +835,7 @@ def _evaluate_comve(
                 writer.total += len(data.c)
                 explanations = generate_explanations(
                     model,
-                    [x.false_sent for x in data.c],
+                    [release_data.model_text(x.false_sent) for x in data.c],
                     progress=writer.stage(len(data.a) + len(data.b), len(data.c)),
                 )
                 metrics_c_note = f"greedy generation after the prompt {PROMPT!r}"

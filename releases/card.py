@@ -189,6 +189,26 @@ def agreement_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+# A label-count key naming an item whose subtask B and C source files disagree on its false
+# statement; the card lists these under "Source differences", not among the counts.
+SOURCE_DIFFERENCE = "source_difference:false_sent:"
+
+
+def _source_differences(stats: dict[str, int]) -> list[str]:
+    ids = sorted(key.removeprefix(SOURCE_DIFFERENCE) for key in stats if key.startswith(SOURCE_DIFFERENCE))
+    if not ids:
+        return []
+    return [
+        "## Source differences",
+        "",
+        f"The source files of subtasks B and C give different false statements for item(s) "
+        f"{', '.join(f'`{i}`' for i in ids)}. Each subtask's files keep their own source's text: "
+        "`comve_b.jsonl` and `subtaskB_data.csv` subtask B's, `comve_c.jsonl` and "
+        "`subtaskC_data.csv` subtask C's.",
+        "",
+    ]
+
+
 def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict[str, int]) -> str:
     dataset = meta["dataset"]
     title = TITLES.get(dataset, dataset)
@@ -209,10 +229,12 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         f'{"_a" if dataset in ("comve", "senmaking") else ""}")`.',
         "",
     ]
-    if stats:
+    label_counts = {k: v for k, v in stats.items() if not k.startswith(SOURCE_DIFFERENCE)}
+    if label_counts:
         out += ["Counts:", ""]
-        out += [f"- {key}: {value}" for key, value in sorted(stats.items())]
+        out += [f"- {key}: {value}" for key, value in sorted(label_counts.items())]
         out.append("")
+    out += _source_differences(stats)
     out += ["## Where from", ""]
     sources = meta.get("sources") or []
     if sources:

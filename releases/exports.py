@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from releases.card import render_card
+from releases.card import SOURCE_DIFFERENCE, render_card
 
 MANIFEST_FORMAT = "winnow-release/1"
 PROGRESS_EVERY = 1000
@@ -158,8 +158,13 @@ def comve_b_record(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def comve_c_false_sent(p: dict[str, Any]) -> str:
+    """Subtask C's false statement: its own file's where that differs from subtask B's."""
+    return str(p.get("false_sent_c") or p["false_sent"])
+
+
 def comve_c_record(p: dict[str, Any]) -> dict[str, Any]:
-    return {"id": p["id"], "false_sent": p["false_sent"], "references": list(p["references"])}
+    return {"id": p["id"], "false_sent": comve_c_false_sent(p), "references": list(p["references"])}
 
 
 _SWITCHABLE = {value: f"switchable={value}" for value in (True, False, None)}
@@ -209,7 +214,9 @@ def _write_comve(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None
         sinks.row("subtaskB_answers.csv", [payload["id"], payload["correct_option"]])
     if payload.get("has_c"):
         sinks.line("comve_c.jsonl", comve_c_record(payload))
-        sinks.row("subtaskC_data.csv", [payload["id"], payload["false_sent"]])
+        sinks.row("subtaskC_data.csv", [payload["id"], comve_c_false_sent(payload)])
+        if payload.get("false_sent_c") and payload.get("has_b"):
+            stats[SOURCE_DIFFERENCE + payload["id"]] += 1
         sinks.row("subtaskC_answers.csv", [payload["id"], *payload["references"]])
 
 

@@ -172,6 +172,9 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
         )
     )
     for r in rows.iterator(chunk_size=CHUNK):
+        # Subtask C's own false statement only where its file differs from subtask B's, so
+        # that the payloads (and digests) of every other item stay as they were.
+        own_c = {"false_sent_c": r["false_statement_c"]} if r["false_statement_c"] else {}
         yield (
             f"{r['dataset']}/{r['split']}:{r['external_id']}",
             {
@@ -189,6 +192,7 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
                 "has_a": bool(r["has_a"]),
                 "has_b": bool(r["has_b"]),
                 "has_c": bool(r["has_c"]),
+                **own_c,
             },
         )
 

@@ -237,15 +237,20 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
     for kind in ("a_data", "b_data", "c_data"):
         for identifier, (row, cells) in ids.get(kind, {}).items():
             record = item(identifier, kind, row)
+            # Texts are kept as the source's cells, byte for byte: whitespace is normalised
+            # (clean) only where two texts are compared, never in what is stored.
             if kind == "a_data":
-                record.statement_0, record.statement_1 = clean(cells[1]), clean(cells[2])
+                record.statement_0, record.statement_1 = cells[1], cells[2]
                 record.has_a = True
             elif kind == "b_data":
-                record.false_statement = clean(cells[1])
-                record.option_a, record.option_b, record.option_c = (clean(c) for c in cells[2:5])
+                record.false_statement = cells[1]
+                record.option_a, record.option_b, record.option_c = cells[2:5]
                 record.has_b = True
             else:
-                record.false_statement = record.false_statement or clean(cells[1])
+                if not record.false_statement:
+                    record.false_statement = cells[1]
+                elif cells[1] != record.false_statement:
+                    record.false_statement_c = cells[1]  # each subtask's file keeps its own text
                 record.has_c = True
     warnings: list[str] = list(skipped)
     if "a_answers" in by_kind:
@@ -283,7 +288,7 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
                     row=row,
                     field="ref4",
                 )
-            refs = [clean(c) for c in cells[1:] if c.strip()]
+            refs = [c for c in cells[1:] if c.strip()]
             if not refs:
                 raise source.error("no reference explanation", row=row, field="ref1")
             items[identifier].references = refs
@@ -292,7 +297,7 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
             record.false_statement = (record.statement_0, record.statement_1)[record.false_index]
         elif record.has_a and record.false_index is not None and record.false_statement:
             expected = (record.statement_0, record.statement_1)[record.false_index]
-            if expected != record.false_statement:
+            if clean(expected) != clean(record.false_statement):
                 warnings.append(
                     f"id {record.external_id}: FalseSent {record.false_statement!r:.60} is not "
                     f"sent{record.false_index} {expected!r:.60}"
@@ -304,9 +309,10 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
     if "b_data" in ids and "c_data" in ids:
         c_source = by_kind["c_data"].source
         for identifier, (row, cells) in ids["c_data"].items():
-            if identifier in ids["b_data"] and clean(cells[1]) != items[identifier].false_statement:
+            if identifier in ids["b_data"] and clean(cells[1]) != clean(items[identifier].false_statement):
                 warnings.append(
-                    f"{c_source.name} row {row} field 'FalseSent' differs from the subtask B data; B's is kept"
+                    f"{c_source.name} row {row} field 'FalseSent' differs from the subtask B data; "
+                    "each subtask keeps its own text"
                 )
     return ComVEData(
         dataset=dataset,

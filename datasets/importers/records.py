@@ -82,6 +82,7 @@ class ComVERecord:
     statement_1: str = ""
     false_index: int | None = None
     false_statement: str = ""
+    false_statement_c: str = ""  # subtask C's own FalseSent, only where it differs from B's
     option_a: str = ""
     option_b: str = ""
     option_c: str = ""

@@ -8,7 +8,6 @@ from typing import Any
 
 from datasets.importers.base import (
     DatasetImportError,
-    clean,
     collect_files,
     load_json_lines,
     looks_like_json,
@@ -44,14 +43,15 @@ def parse_senmaking(paths: list[Path], options: dict[str, Any]) -> ComVEData:
                 f"duplicate id {identifier!r} (also row {seen[identifier]})", row=row, field="id"
             )
         seen[identifier] = row
-        statements = [clean(require(source, obj, k, row=row, kind=str)) for k in ("sentence0", "sentence1")]
+        # texts as written: a release ships the source's text
+        statements = [require(source, obj, k, row=row, kind=str) for k in ("sentence0", "sentence1")]
         false = obj.get("false", None)
         if "false" not in obj:
             raise source.error("missing", row=row, field="false")
         if isinstance(false, bool) or false not in (0, 1, "0", "1"):
             raise source.error(f"unknown answer key {false!r} (expected 0 or 1)", row=row, field="false")
         false_index = int(false)
-        options_ = [clean(require(source, obj, k, row=row, kind=str)) for k in ("A", "B", "C")]
+        options_ = [require(source, obj, k, row=row, kind=str) for k in ("A", "B", "C")]
         raw_reason = require(source, obj, "reason", row=row, kind=str)
         match = B_ANSWER_RE.match(raw_reason)
         if match is None:

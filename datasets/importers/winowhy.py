@@ -206,7 +206,7 @@ def _parse_reason(source: SourceFile, row: int, position: int, reason: Any, orig
         )
     return ReasonRecord(
         position=position,
-        text=clean(text),
+        text=text,  # as written (GPT-2's reasons start with a space): a release ships the source's text
         origin=kind,
         plausibility=float(score),
         label=plausibility_label(float(score)),

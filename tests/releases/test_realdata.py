@@ -194,3 +194,54 @@ def test_hugging_face_datasets_loads_every_config_with_the_same_rows(published, 
         rows = json.loads(result.stdout.strip().splitlines()[-1])
         expected = _lines(folder / f"{config}.jsonl")
         assert rows == expected, config
+
+
+def test_comve_release_ships_the_source_files_byte_for_byte(published, data_dir, tmp_path):
+    """Release texts are the sources' bytes (whitespace is normalised only to compare), each
+    subtask keeping its own file's text where B and C disagree (item 1698)."""
+    comve, source = _folder(published["comve-test"]), data_dir / "comve" / "test"
+    for ours, official in (
+        ("subtaskA_data.csv", "subtaskA_test_data.csv"),
+        ("subtaskB_data.csv", "subtaskB_test_data.csv"),
+        ("subtaskC_data.csv", "subtaskC_test_data.csv"),
+        ("subtaskC_answers.csv", "subtaskC_gold_answers.csv"),
+    ):
+        assert (comve / ours).read_bytes() == (source / official).read_bytes(), ours
+    # the JSONL files carry the same strings, stray spaces included
+    with (source / "subtaskA_test_data.csv").open(encoding="utf-8", newline="") as handle:
+        cells = {row["id"]: (row["sent0"], row["sent1"]) for row in csv.DictReader(handle)}
+    irregular = [i for i, pair in cells.items() if any(" ".join(s.split()) != s for s in pair)]
+    assert irregular  # the test split has statements with stray whitespace
+    a = {r["id"]: (r["sent0"], r["sent1"]) for r in _lines(comve / "comve_a.jsonl")}
+    assert all(a[i] == cells[i] for i in irregular)
+    b = {r["id"]: r["false_sent"] for r in _lines(comve / "comve_b.jsonl")}
+    c = {r["id"]: r["false_sent"] for r in _lines(comve / "comve_c.jsonl")}
+    assert (b["1698"], c["1698"]) == ("he was swimming in Hawaii", "he was swimming to Hawaii")
+    assert [i for i in c if c[i] != b[i]] == ["1698"]
+    card = (comve / "README.md").read_text(encoding="utf-8")
+    assert "## Source differences" in card and "`1698`" in card
+    assert "source_difference" not in card  # not among the counts
+
+
+def test_copying_the_false_statement_on_the_release_gives_the_official_bleu(published, tmp_path):
+    from evaluation.services import evaluation_run, evaluation_run_create
+
+    run = evaluation_run(
+        run=evaluation_run_create(release="comve-test@1.0.0", method="first", out_dir=str(tmp_path / "o"))
+    )
+    # taskC_scorer.py @ ce9430a on the official subtaskC_test_data.csv printed "BLEU score: 17.2340."
+    assert run.metrics["c"]["n"] == 1000
+    assert f"{run.metrics['c']['bleu'] * 100:.4f}" == "17.2340"
+    assert run.metrics["c"]["bleu"] == pytest.approx(0.17233992235000792, abs=1e-15)
+
+
+def test_winowhy_release_ships_the_reasons_as_written(published, data_dir):
+    source = json.loads((data_dir / "winowhy" / "winowhy.json").read_text(encoding="utf-8"))
+    written = {
+        f"{q}.{p}": reason[0]
+        for q, question in enumerate(source)
+        for p, reason in enumerate(question["reasons"])
+    }
+    shipped = {r["id"]: r["text"] for r in _lines(_folder(published["winowhy"]) / "winowhy.jsonl")}
+    assert shipped == written
+    assert sum(1 for text in shipped.values() if text.startswith(" ")) > 1000  # GPT-2's, as written
