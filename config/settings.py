@@ -64,6 +64,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+CSRF_FAILURE_VIEW = "core.web.csrf_failure"  # a page in Winnow's layout, not Django's plain one
 
 TEMPLATES = [
     {

@@ -5,8 +5,9 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.core.cache import caches
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 
 from annotation import selectors as annotation_selectors
 from annotation.tasks_registry import task_spec
@@ -81,3 +82,8 @@ def health(request: HttpRequest) -> JsonResponse:
     }
     healthy = report["database"]["ok"] and report["broker"]["ok"]
     return JsonResponse({"ok": healthy, **report}, status=200 if healthy else 503)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask for on their own: the SVG icon every page links."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

@@ -133,3 +133,11 @@ def enqueue_after_commit(request: HttpRequest, label: str, send: Callable[[], bo
         messages.error(request, f"{label} could not be queued: see below.")
     else:
         messages.success(request, f"{label} queued.")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the form was sent without a valid CSRF token (an expired
+    session, a page open since before a log-in elsewhere, cookies blocked). A page in
+    Winnow's layout that says what happened and what to do, with status 403."""
+    context = {"title": "This form has expired", "reason": reason}
+    return HttpResponse(loader.get_template("csrf_failure.html").render(context, request), status=403)

@@ -87,9 +87,17 @@ class EvaluationRun(JobLease):
 
     @property
     def model_label(self) -> str:
-        if self.model_name:
-            return self.model_name
-        return Path(self.model_path).name if self.model_path else self.method
+        """The model's registry name or file name; an upload's file name; a baseline's method."""
+        from evaluation.analysis.frames import run_model
+
+        return run_model(
+            {
+                "model_name": self.model_name,
+                "model_path": self.model_path,
+                "method": self.method,
+                "settings": self.settings,
+            }
+        )
 
     @property
     def progress_percent(self) -> int:

@@ -51,7 +51,9 @@ def _results(run: EvaluationRun) -> dict[str, Any]:
         "run": run.pk,
         "dataset": run.dataset,
         "method": run.method,
+        "model_name": run.model_name,
         "model_path": run.model_path,
+        "settings": run.settings,
         "metrics": run.metrics,
     }
 
@@ -61,6 +63,11 @@ def leaderboard(*, user: Actor, release_name: str, release_version: str) -> pd.D
     runs = run_list(user=user).filter(
         status=RunStatus.DONE, release_name=release_name, release_version=release_version
     )
+    published = Release.objects.filter(
+        name=release_name, version=release_version, status=ReleaseStatus.PUBLISHED
+    ).exists()
+    if not published and not runs.exists():
+        raise NotFound(f"no leaderboard for {release_name}@{release_version}: no such published release")
     return analysis.leaderboard([_results(r) for r in runs])
 
 

@@ -68,6 +68,37 @@ HOW = {
     "senmaking": ("Statements and reasons were written by annotators and checked by other annotators."),
 }
 
+# The fields of each JSONL file, so that the card is complete without Winnow's docs.
+_COMVE_FIELDS = (
+    "`comve_a.jsonl`: `id`, `sent0`, `sent1`, `answer` (0 or 1: the statement against common sense).",
+    "`comve_b.jsonl`: `id`, `false_sent`, `option_a`, `option_b`, `option_c`, `answer` "
+    "(A, B or C: the reason that explains it).",
+    "`comve_c.jsonl`: `id`, `false_sent`, `references` (reference explanations). The "
+    "`subtask*_data.csv` and `subtask*_answers.csv` files are the same items in the task's "
+    "own CSV layout.",
+)
+FIELDS = {
+    "wsc": (
+        "`id`, `collection`, `source`; `text_before`, `pronoun`, `text_after` and `sentence` (the "
+        "three joined by spaces); `candidates` (two strings) and `answer` (`A` or `B`); `twin` (the "
+        "twin question's `id` or null).",
+        '`switched` (the sentence with the candidates exchanged, `""` when none) and '
+        "`switched_text_before`, `switched_pronoun`, `switched_text_after`; `switchable` and "
+        "`associative` (true, false or null); `knowledge_types` (sorted).",
+        "`wsc_switchable.jsonl`, `wsc_associative.jsonl`, `wsc_non_associative.jsonl`: the lines of "
+        "`wsc.jsonl` with `switchable` true, `associative` true, `associative` false.",
+    ),
+    "winowhy": (
+        "`id` (`SCHEMA_ID.POSITION`), `schema_id`, `position`; the question: `sentence`, `pronoun`, "
+        "`candidates`, `answer`; `text` (the reason, as written in the source).",
+        "`origin` (`human`, `reverse` or `generated`); `score` (share of plausible votes, 0 to 1) and "
+        "`label` (`positive`, `acceptable`, `negative`); `source_label` (as in the source); "
+        "`knowledge_type` (the reason's) and `knowledge_types` (the question's).",
+    ),
+    "comve": _COMVE_FIELDS,
+    "senmaking": _COMVE_FIELDS,
+}
+
 LICENCES = {
     "wsc": (
         "other",
@@ -221,8 +252,10 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out.append(f"| `{file.name}` | {file.items} | {file.size} | `{file.sha256}` |")
     out += [
         "",
-        "`manifest.json` lists every file with its size and SHA-256; the fields of the JSONL files "
-        "are documented in Winnow's `docs/formats.md`.",
+        "`manifest.json` lists every file with its size and SHA-256. JSONL files: UTF-8, one "
+        "object per line, keys sorted, `null` for unknown. Their fields:",
+        "",
+        *[f"- {line}" for line in FIELDS.get(dataset, ())],
         "",
         "Load a file with Hugging Face `datasets`: "
         f'`load_dataset("path/to/this/folder", "{dataset if dataset != "senmaking" else "comve"}'

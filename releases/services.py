@@ -5,6 +5,7 @@ None means the system (a management command run without ``--user``): whoever run
 commands on the server already holds the database.
 """
 
+import json
 import logging
 import os
 import shutil
@@ -24,6 +25,7 @@ from core.jobs import Heartbeat, JobKind, job_claim, job_send, job_take, job_upd
 from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVESplit
 from releases import snapshot
+from releases.bundle import bundle_name, write_bundle
 from releases.diff import first_version_diff, release_items_diff
 from releases.errors import (
     ReleaseError,
@@ -33,8 +35,9 @@ from releases.errors import (
     ReleaseStateError,
     ReleaseValidationError,
 )
-from releases.exports import BuiltFile, build_release_folder, payload_digest, verify_folder
+from releases.exports import BuiltFile, build_release_folder, file_sha256, payload_digest, verify_folder
 from releases.models import BuildStatus, Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
+from releases.selectors import release_file_verified_path
 from releases.semver import parse_version
 
 logger = logging.getLogger(__name__)
@@ -123,7 +126,6 @@ def condense_agreement(summary: Any) -> Any:
 
 
 def _json_safe(value: Any) -> Any:
-    import json
 
     return json.loads(json.dumps(value, default=str, sort_keys=True))
 
@@ -530,3 +532,32 @@ def release_export(*, release: Release, out_dir: Path, user: Actor | None = None
                 f"export of {release.ref} differs from its manifest in: {', '.join(differing)}"
             )
     return files
+
+
+def release_bundle(release: Release) -> tuple[Path, str]:
+    """The published release as one zip (``releases.bundle``) and its SHA-256, built once.
+
+    Every member is checked against the manifest as it is read (a file that no longer
+    matches refuses the whole download with ``ReleaseIntegrityError``); the zip is kept
+    under ``MEDIA_ROOT/release-bundles/`` with its checksum beside it, and its bytes are
+    checked against that checksum each time it is asked for (rebuilt if they differ)."""
+    if release.status != ReleaseStatus.PUBLISHED:
+        raise ReleaseStateError(
+            f"{release.name} {release.version} is {release.status}: the one-file download is made "
+            "once the release is published (until then its files may still be rebuilt)"
+        )
+    out = Path(settings.MEDIA_ROOT) / "release-bundles" / bundle_name(release.name, release.version)
+    sidecar = out.with_name(out.name + ".sha256")
+    if out.is_file() and sidecar.is_file():
+        recorded = sidecar.read_text(encoding="ascii").strip()
+        if file_sha256(out) == recorded:
+            return out, recorded
+    # The release's file rows are the manifest's files and manifest.json itself, each
+    # checked against its recorded SHA-256 as it is read.
+    members = [(f.name, release_file_verified_path(release_file=f)) for f in release.files.all()]
+    listed = {f["name"] for f in (release.manifest or {}).get("files", [])}
+    if not listed <= {name for name, _ in members}:
+        raise ReleaseIntegrityError(f"{release.ref}: files of its manifest have no row")
+    digest = write_bundle(out, prefix=f"{release.name}-{release.version}", files=members)
+    sidecar.write_text(digest + "\n", encoding="ascii")
+    return out, digest

@@ -1,14 +1,18 @@
 """Release pages: the list, one release (card, diff, files, build progress), downloads."""
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 
 from core.roles import user_roles
-from releases import selectors
+from releases import selectors, services
+from releases.card_html import card_html
 from releases.errors import ReleaseIntegrityError
-from releases.models import BuildStatus, Release
+from releases.exports import JSONL_CONFIGS
+from releases.models import BuildStatus, Release, ReleaseStatus
 from releases.permissions import user_can_approve_release, user_can_publish_release
 
 
@@ -32,7 +36,9 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
         "release": release,
         "files": release.files.all(),
         "building": release.build_status in (BuildStatus.QUEUED, BuildStatus.RUNNING),
-        "card": _card_text(release),
+        "card": card_html(_card_text(release)),
+        "bundle": _bundle(release),
+        "configs": JSONL_CONFIGS.get(release.dataset, ()),
         "can_approve": user_can_approve_release(user=request.user, release=release),
         "can_publish": user_can_publish_release(user=request.user, release=release),
     }
@@ -40,6 +46,28 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
     if getattr(request, "htmx", False):  # django-htmx middleware
         template += "#build-status"
     return render(request, template, context)
+
+
+def _bundle(release: Release) -> dict[str, Any] | None:
+    """The one-file download of a published release (built on first view), or None."""
+    if release.status != ReleaseStatus.PUBLISHED or release.build_status != BuildStatus.DONE:
+        return None
+    try:
+        path, digest = services.release_bundle(release)
+    except ReleaseIntegrityError as error:
+        return {"error": str(error)}
+    return {"name": path.name, "size": path.stat().st_size, "sha256": digest, "folder": path.stem}
+
+
+@login_required
+def release_bundle_download(request: HttpRequest, name: str, version: str) -> HttpResponseBase:
+    """The whole published release as one zip: exactly its manifest's files and the manifest."""
+    _require_role(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    path, digest = services.release_bundle(release)  # ReleaseStateError / IntegrityError: a page
+    response = FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+    response["X-Checksum-SHA256"] = digest
+    return response
 
 
 def _card_text(release: Release) -> str:

@@ -221,21 +221,33 @@ def load_run(path: str | Path, release: str | Path | None = None) -> pd.DataFram
     return frame
 
 
+def run_model(results: Mapping[str, Any]) -> str:
+    """What a run scored: the model's registry name, else its file or folder name; for
+    uploaded predictions the uploaded file's name; for a baseline its method."""
+    settings = results.get("settings") or {}
+    if results.get("model_name"):
+        return str(results["model_name"])
+    if results.get("model_path"):
+        return Path(str(results["model_path"])).name
+    if results.get("method") == "predictions" and settings.get("predictions_name"):
+        return str(settings["predictions_name"])
+    return str(results.get("method") or "")
+
+
 def run_label(results: Mapping[str, Any]) -> str:
-    """How pages name a run: ``#ID MODEL (METHOD)``, the model being the model file's name."""
-    model_path = str(results.get("model_path") or "")
-    method = str(results.get("method") or "")
-    model = Path(model_path).name if model_path else method
-    return f"#{results.get('run')} {model} ({method})"
+    """How pages name a run: ``#ID MODEL (METHOD)``, or ``#ID METHOD`` for a baseline."""
+    method, model = str(results.get("method") or ""), run_model(results)
+    return (
+        f"#{results.get('run')} {model} ({method})" if model != method else f"#{results.get('run')} {method}"
+    )
 
 
 def run_attrs(results: Mapping[str, Any]) -> dict[str, Any]:
-    model_path = str(results.get("model_path") or "")
     return {
         "run": results.get("run"),
         "dataset": results.get("dataset"),
         "method": results.get("method"),
-        "model": Path(model_path).name if model_path else results.get("method"),
+        "model": run_model(results),
         "label": run_label(results),
     }
 

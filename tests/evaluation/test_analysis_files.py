@@ -32,7 +32,7 @@ def _write_run(folder: Path, release: Path) -> Path:
 def test_a_run_folder_and_a_release_folder_load_without_a_database(tmp_path):
     release = write_wsc_release(tmp_path / "release")
     run = analysis.load_run(_write_run(tmp_path / "run", release))
-    assert run.attrs["label"] == "#7 predictions (predictions)" and run.attrs["release"] == "wsc-mini@1.0.0"
+    assert run.attrs["label"] == "#7 predictions" and run.attrs["release"] == "wsc-mini@1.0.0"
     table = analysis.wsc_table(run)
     assert table.loc["all", ["n", "correct"]].tolist() == [2, 1]
     # item 0 is switchable and changed its answer with the switch; item 2 is not switchable

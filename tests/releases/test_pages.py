@@ -30,7 +30,7 @@ def test_published_releases_are_listed_with_card_diff_and_downloads(client, requ
     assert page.status_code == 200
     html = page.content.decode()
     assert "First version" in html
-    assert "configs:" in html  # the card
+    assert "<h1>wsc 1.0.0</h1>" in html and "configs:" not in html  # the card as HTML, no YAML
     assert "&lt;script&gt;" in html and "<script>x" not in html  # crowd/curator text escaped
     for file in release.files.all():
         assert reverse("releases:release-download", args=[release.name, release.version, file.name]) in html
