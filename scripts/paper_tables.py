@@ -111,16 +111,23 @@ def _wsc(run_path: str) -> dict[str, Any]:
     return dict(run(run_path)["metrics"])
 
 
-def trichelair_2() -> list[str]:
-    rows = [
-        [label, *row(TRICHELAIR, f"{label} {cite}", 4)]
-        for label, cite in (
-            ("Single LM", "trinh2018simple &"),
-            ("Ensemble 10 LMs", "trinh2018simple &"),
-            ("Ensemble 14 LMs", "trinh2018simple &"),
-            ("Knowledge Hunter", "emami2018generalized &"),
-        )
+# Trichelair et al.'s models, each row's label followed by its citation key in their text
+TRICHELAIR_MODELS = (
+    ("Single LM", "trinh2018simple &"),
+    ("Ensemble 10 LMs", "trinh2018simple &"),
+    ("Ensemble 14 LMs", "trinh2018simple &"),
+    ("Knowledge Hunter", "emami2018generalized &"),
+)
+
+
+def _trichelair_rows(count: int, *, after: str = "") -> list[list[str]]:
+    return [
+        [label, *row(TRICHELAIR, f"{label} {cite}", count, after=after)] for label, cite in TRICHELAIR_MODELS
     ]
+
+
+def trichelair_2() -> list[str]:
+    rows = _trichelair_rows(4)
     for method, path in (("full", WSC_FULL), ("partial", WSC_PARTIAL)):
         m = _wsc(path)
         s = m["switchable"]
@@ -137,15 +144,7 @@ def trichelair_2() -> list[str]:
 
 
 def trichelair_3() -> list[str]:
-    rows = [
-        [label, *row(TRICHELAIR, f"{label} {cite}", 2, after="Model & Associative & Non-Associative")]
-        for label, cite in (
-            ("Single LM", "trinh2018simple &"),
-            ("Ensemble 10 LMs", "trinh2018simple &"),
-            ("Ensemble 14 LMs", "trinh2018simple &"),
-            ("Knowledge Hunter", "emami2018generalized &"),
-        )
-    ]
+    rows = _trichelair_rows(2, after="Model & Associative & Non-Associative")
     for method, path in (("full", WSC_FULL), ("partial", WSC_PARTIAL)):
         m = _wsc(path)
         rows.append([_smol(method), pct(m["associative"]["accuracy"]), pct(m["non_associative"]["accuracy"])])
@@ -361,7 +360,7 @@ def qasemi() -> list[str]:
         ],
         [
             "mean confidence of the prediction, right / wrong cases",
-            "below 50% in both",
+            quote(QASEMI, "less than 50%") + " in both",
             f"{pct(c['confidence_predicted_right'], 1)} / {pct(c['confidence_predicted_wrong'], 1)}",
         ],
     ]

@@ -4,15 +4,12 @@ Hugging Face `datasets` (issue 15): the same rows as the release's JSONL."""
 import hashlib
 import importlib
 import json
-import os
-import subprocess
-import sys
-import textwrap
 import zipfile
 
 import pytest
 
 from tests.releases.factories import make_schemas, published_release
+from tests.releases.hf import hf_load
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -36,16 +33,6 @@ def published_releases_removed_afterwards(transactional_db):
             cursor.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
         for statement in restore:
             cursor.execute(statement)
-
-
-LOAD = textwrap.dedent(
-    """
-    import json, sys
-    from datasets import load_dataset  # Hugging Face's: run from a folder outside the project
-    ds = load_dataset(sys.argv[1], sys.argv[2], split="test")
-    print(json.dumps([dict(row) for row in ds], sort_keys=True))
-    """
-)
 
 
 def test_a_researcher_downloads_the_release_in_one_file_and_loads_it_with_datasets(
@@ -76,25 +63,7 @@ def test_a_researcher_downloads_the_release_in_one_file_and_loads_it_with_datase
     download.save_as(archive)
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == checksum
     zipfile.ZipFile(archive).extractall(work)  # what `unzip` does
-    script = work / "load.py"
-    script.write_text(LOAD, encoding="utf-8")
-    env = {
-        **os.environ,
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf-home"),
-        "PYTHONPATH": "",
-    }
-    loaded = subprocess.run(
-        [sys.executable, str(script), "./wsc-1.0.0", "wsc"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    rows = json.loads(loaded.stdout.strip().splitlines()[-1])
+    rows = hf_load("./wsc-1.0.0", "wsc", workdir=work)
     shipped = [
         json.loads(line)
         for line in (work / "wsc-1.0.0" / "wsc.jsonl").read_text(encoding="utf-8").splitlines()

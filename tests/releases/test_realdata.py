@@ -3,10 +3,6 @@
 import csv
 import hashlib
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,6 +10,7 @@ import pytest
 from releases import services
 from releases.models import Release, ReleaseStatus
 from tests.datasets.realdata import import_real_data
+from tests.releases.hf import hf_load
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata, pytest.mark.slow]
 
@@ -147,53 +144,21 @@ def test_a_rebuild_is_byte_identical(published, tmp_path):
         assert Release.objects.get(pk=release.pk).status == ReleaseStatus.PUBLISHED
 
 
-HF_SCRIPT = textwrap.dedent(
-    """
-    import json, sys
-    from datasets import load_dataset  # the Hugging Face library: cwd is not the project
-    folder, config, split = sys.argv[1], sys.argv[2], sys.argv[3]
-    ds = load_dataset(folder, config, split=split)
-    print(json.dumps([dict(row) for row in ds], sort_keys=True))
-    """
-)
-
-
 def test_hugging_face_datasets_loads_every_config_with_the_same_rows(published, tmp_path):
-    workdir = tmp_path / "hf"
-    workdir.mkdir()
-    script = workdir / "load.py"
-    script.write_text(HF_SCRIPT, encoding="utf-8")
-    env = {
-        **os.environ,
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf-home"),
-        "PYTHONPATH": "",
-    }
     cases = [
-        ("wsc", "wsc", "test"),
-        ("wsc", "wsc_switchable", "test"),
-        ("wsc", "wsc_associative", "test"),
-        ("wsc", "wsc_non_associative", "test"),
-        ("winowhy", "winowhy", "test"),
-        ("comve-test", "comve_a", "test"),
-        ("comve-test", "comve_b", "test"),
-        ("comve-test", "comve_c", "test"),
+        ("wsc", "wsc"),
+        ("wsc", "wsc_switchable"),
+        ("wsc", "wsc_associative"),
+        ("wsc", "wsc_non_associative"),
+        ("winowhy", "winowhy"),
+        ("comve-test", "comve_a"),
+        ("comve-test", "comve_b"),
+        ("comve-test", "comve_c"),
     ]
-    for release_name, config, split in cases:
+    for release_name, config in cases:
         folder = _folder(published[release_name])
-        result = subprocess.run(
-            [sys.executable, str(script), str(folder), config, split],
-            cwd=workdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
-        rows = json.loads(result.stdout.strip().splitlines()[-1])
-        expected = _lines(folder / f"{config}.jsonl")
-        assert rows == expected, config
+        rows = hf_load(folder, config, workdir=tmp_path / "hf")
+        assert rows == _lines(folder / f"{config}.jsonl"), config
 
 
 def test_comve_release_ships_the_source_files_byte_for_byte(published, data_dir, tmp_path):
