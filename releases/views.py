@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
+from django.utils.safestring import mark_safe
 
 from core.roles import user_roles
 from releases import selectors, services
@@ -36,7 +37,9 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
         "release": release,
         "files": release.files.all(),
         "building": release.build_status in (BuildStatus.QUEUED, BuildStatus.RUNNING),
-        "card": card_html(_card_text(release)),
+        # The one text a page shows as HTML: markdown-it with raw HTML off escapes every
+        # character of the card itself (releases.card_html; tests/releases/test_bundle.py).
+        "card": mark_safe(card_html(_card_text(release))),  # noqa: S308
         "bundle": _bundle(release),
         "configs": JSONL_CONFIGS.get(release.dataset, ()),
         "can_approve": user_can_approve_release(user=request.user, release=release),

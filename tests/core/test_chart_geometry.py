@@ -191,6 +191,14 @@ def test_no_app_code_or_template_marks_text_safe():
     for path in (p for app in apps for p in (ROOT / app).rglob("*")):
         if path.suffix not in (".py", ".html"):
             continue
-        if re.search(r"mark_safe|\|\s*safe\b|autoescape off|SafeString", path.read_text(encoding="utf-8")):
+        found = len(
+            re.findall(r"mark_safe\(|\|\s*safe\b|autoescape off|SafeString", path.read_text(encoding="utf-8"))
+        )
+        if found != ALLOWED_SAFE.get(str(path.relative_to(ROOT)), 0):
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+# The one exception, counted: the release card's HTML, made by markdown-it with raw HTML
+# off (every character of the card escaped by the renderer; tests/releases/test_bundle.py).
+ALLOWED_SAFE = {"releases/views.py": 1}
