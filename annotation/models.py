@@ -162,3 +162,22 @@ class CampaignAnnotator(models.Model):
 
     def __str__(self) -> str:
         return f"user {self.annotator_id} in campaign {self.campaign_id}"
+
+
+class AgreementHeadline(models.Model):
+    """The campaign's headline agreement figure (Fleiss' kappa with its 95% interval) as
+    the agreement module last computed it, kept so that the curator dashboard and the
+    campaign list can show it for every campaign without computing it again. ``judgments``
+    says how many judgments it was computed on: fewer than now means it is out of date."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="agreement_headline")
+    figure = models.CharField(max_length=40)
+    value = models.FloatField(null=True, blank=True)
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    undefined = models.TextField(blank=True, help_text="Why there is no value, if there is none")
+    judgments = models.PositiveIntegerField()
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.figure} of {self.campaign_id}: {self.value}"

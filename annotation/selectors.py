@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+import numpy as np
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from annotation.agreement import stats as ag
 from annotation.errors import AnnotatorPaused, AssignmentRefused, CampaignNotActive
 from annotation.models import (
     Adjudication,
+    AgreementHeadline,
     Assignment,
     AssignmentStatus,
     Campaign,
@@ -24,7 +28,7 @@ from annotation.models import (
     Judgment,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
-from annotation.task_types import task_type
+from annotation.task_types import ContextLine, TaskType, task_type
 from annotation.tasks_registry import task_spec
 
 
@@ -141,28 +145,110 @@ def assignment_refusal(*, campaign: Campaign, progress: MyProgress) -> Assignmen
 # --- curator views ---------------------------------------------------------------------
 
 
-def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
-    k = campaign.judgments_per_item
-    items = CampaignItem.objects.filter(campaign=campaign, is_gold=False)
-    totals = items.aggregate(
-        n=Count("pk"),
-        complete=Count("pk", filter=Q(judgment_count__gte=k)),
-        started=Count("pk", filter=Q(judgment_count__gt=0)),
-        flagged=Count("pk", filter=Q(needs_review=True)),
+def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, Any]]:
+    """Per campaign id, its progress: ``n`` items (not gold), ``complete`` (with K
+    judgments), ``started``, ``flagged`` for review, ``awaiting`` review (flagged and no
+    curator decision yet), ``judgments`` made and ``needed`` (n x K), ``percent``,
+    ``gold_items``. Four queries however many campaigns."""
+    ids = [c.pk for c in campaigns]
+    items = (
+        CampaignItem.objects.filter(campaign_id__in=ids)
+        .values("campaign_id")
+        .annotate(
+            n=Count("pk", filter=Q(is_gold=False)),
+            complete=Count(
+                "pk", filter=Q(is_gold=False, judgment_count__gte=F("campaign__judgments_per_item"))
+            ),
+            started=Count("pk", filter=Q(is_gold=False, judgment_count__gt=0)),
+            flagged=Count("pk", filter=Q(is_gold=False, needs_review=True)),
+            gold_items=Count("pk", filter=Q(is_gold=True)),
+        )
     )
-    judgments = Judgment.objects.filter(campaign_item__campaign=campaign).count()
-    needed = totals["n"] * k
+    totals = {row.pop("campaign_id"): row for row in items}
+    awaiting = dict(
+        CampaignItem.objects.filter(campaign_id__in=ids, is_gold=False, needs_review=True)
+        .exclude(adjudications__isnull=False)
+        .values_list("campaign_id")
+        .annotate(n=Count("pk"))
+        .values_list("campaign_id", "n")
+    )
+    judgments = dict(
+        Judgment.objects.filter(campaign_item__campaign_id__in=ids)
+        .values_list("campaign_item__campaign_id")
+        .annotate(n=Count("pk"))
+        .values_list("campaign_item__campaign_id", "n")
+    )
+    out = {}
+    empty = {"n": 0, "complete": 0, "started": 0, "flagged": 0, "gold_items": 0}
+    for c in campaigns:
+        row = dict(totals.get(c.pk, empty))
+        done, needed = judgments.get(c.pk, 0), row["n"] * c.judgments_per_item
+        row |= {
+            "awaiting": awaiting.get(c.pk, 0),
+            "judgments": done,
+            "needed": needed,
+            "percent": round(100 * min(done, needed) / needed) if needed else 100,
+        }
+        out[c.pk] = row
+    return out
+
+
+def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
+    """:func:`campaigns_progress` of one campaign."""
+    return campaigns_progress(campaigns=[campaign])[campaign.pk]
+
+
+@dataclass(frozen=True)
+class CampaignOverview:
+    """A row of the curator dashboard and the campaign list."""
+
+    campaign: Campaign
+    title: str
+    progress: dict[str, Any]
+    #: The headline agreement as last computed (None: never, or a free-text task).
+    agreement: AgreementHeadline | None
+    free_text: bool
+
+    @property
+    def agreement_stale(self) -> bool:
+        """Judgments were made since the headline figure was computed."""
+        return self.agreement is not None and self.agreement.judgments < self.progress["judgments"]
+
+
+def campaign_overview(*, user: Any) -> list[CampaignOverview]:
+    """Every campaign the curator sees, newest first, with its progress and the headline
+    agreement the agreement module last computed (five queries in all)."""
+    campaigns = list(campaign_list(user=user).select_related("agreement_headline"))
+    progress = campaigns_progress(campaigns=campaigns)
+    rows = []
+    for c in campaigns:
+        spec = task_spec(c.task)
+        headline = getattr(c, "agreement_headline", None)
+        rows.append(
+            CampaignOverview(
+                campaign=c,
+                title=spec.title,
+                progress=progress[c.pk],
+                agreement=headline,
+                free_text=spec.free_text,
+            )
+        )
+    return rows
+
+
+def _seconds(values: list[int]) -> dict[str, float | None]:
+    if not values:
+        return {"median_seconds": None, "mean_seconds": None, "timed": 0}
     return {
-        **totals,
-        "judgments": judgments,
-        "needed": needed,
-        "percent": round(100 * min(judgments, needed) / needed) if needed else 100,
-        "gold_items": CampaignItem.objects.filter(campaign=campaign, is_gold=True).count(),
+        "median_seconds": statistics.median(values) / 1000,
+        "mean_seconds": statistics.fmean(values) / 1000,
+        "timed": len(values),
     }
 
 
 def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
-    """Per annotator: judgments, median time, gold accuracy, paused."""
+    """Per annotator: judgments, time per item (median and mean seconds over the
+    judgments with a recorded duration), gold accuracy, paused."""
     members = {
         m.annotator_id: m
         for m in CampaignAnnotator.objects.filter(campaign=campaign).select_related("annotator")
@@ -173,6 +259,12 @@ def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
         .annotate(n=Count("pk"))
         .values_list("annotator_id", "n")
     )
+    durations: dict[int, list[int]] = defaultdict(list)
+    for annotator_id, ms in Judgment.objects.filter(
+        campaign_item__campaign=campaign, duration_ms__isnull=False
+    ).values_list("annotator_id", "duration_ms"):
+        if ms is not None:
+            durations[annotator_id].append(ms)
     rows = []
     for annotator_id, member in sorted(members.items(), key=lambda kv: kv[1].annotator.get_username()):
         rows.append(
@@ -181,56 +273,141 @@ def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
                 "username": member.annotator.get_username(),
                 "judgments": counts.get(annotator_id, 0),
                 "gold_accuracy": (member.gold_correct / member.gold_seen) if member.gold_seen else None,
+                **_seconds(durations.get(annotator_id, [])),
             }
         )
     return rows
 
 
-def campaign_item_count(*, campaign: Campaign, flagged_only: bool = False) -> int:
-    """How many items the curator's item list of ``campaign`` has (flagged ones only, if asked)."""
+#: What the adjudication page lists: its filters, in the order the page offers them.
+ADJUDICATION_FILTERS: dict[str, str] = {
+    "awaiting": "awaiting review",
+    "flagged": "flagged (decided or not)",
+    "decided": "decided",
+    "all": "all items",
+}
+
+
+def _adjudication_items(*, campaign: Campaign, show: str) -> QuerySet[CampaignItem]:
     qs = CampaignItem.objects.filter(campaign=campaign)
-    return (qs.filter(needs_review=True) if flagged_only else qs).count()
+    if show == "awaiting":
+        return qs.filter(needs_review=True).exclude(adjudications__isnull=False)
+    if show == "flagged":
+        return qs.filter(needs_review=True)
+    if show == "decided":
+        return qs.filter(adjudications__isnull=False).distinct()
+    return qs
 
 
-def campaign_items_page(
-    *, campaign: Campaign, flagged_only: bool = False, limit: int = 200, offset: int = 0
-) -> list[dict[str, Any]]:
-    """Items with their votes and adjudications, for the curator (blind rules do not
-    apply to curators)."""
-    qs = (
-        CampaignItem.objects.filter(campaign=campaign)
-        .select_related("schema", "reason__schema", "comve_item")
-        .order_by("-needs_review", "pk")
-    )
-    if flagged_only:
-        qs = qs.filter(needs_review=True)
-    items = list(qs[offset : offset + limit])
-    ids = [i.pk for i in items]
+@dataclass(frozen=True)
+class VoteCount:
+    key: str
+    label: str
+    votes: int
+
+
+@dataclass(frozen=True)
+class AdjudicationRow:
+    """An item as the curator adjudicates it: its context per task, its votes in words,
+    the share of its annotator pairs that disagree, its decisions so far."""
+
+    item: CampaignItem
+    context: list[ContextLine]
+    votes: list[VoteCount]
+    texts: list[str]
+    disagreement: float
+    #: Curators' decisions, oldest first, each with its words; the last one counts.
+    adjudications: list[tuple[Adjudication, str]]
+    #: The aggregated outcome in words ("" before the item is aggregated).
+    outcome: str
+
+
+@dataclass(frozen=True)
+class AdjudicationPage:
+    rows: list[AdjudicationRow]
+    total: int
+    page: int
+    per_page: int
+    decisions: list[tuple[str, str]]
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+
+def adjudication_count(*, campaign: Campaign, show: str) -> int:
+    """How many items the adjudication page lists under filter ``show``."""
+    return _adjudication_items(campaign=campaign, show=show).count()
+
+
+def adjudication_page(*, campaign: Campaign, show: str, page: int, per_page: int) -> AdjudicationPage:
+    """One page of the items under filter ``show`` (a key of :data:`ADJUDICATION_FILTERS`),
+    most disagreement first (the share of annotator pairs that gave different answers,
+    :func:`annotation.agreement.stats.item_disagreement`), ties by item id; each with the
+    context its task gives (:meth:`TaskType.context`) and its votes in words. Five queries
+    whatever the page size: the filtered ids, their votes, the page's items, their decisions."""
+    kind = task_type(campaign.task)
+    ids = list(_adjudication_items(campaign=campaign, show=show).values_list("pk", flat=True))
+    position = {item_id: n for n, item_id in enumerate(ids)}
     votes: dict[int, Counter[str]] = {i: Counter() for i in ids}
     texts: dict[int, list[str]] = {i: [] for i in ids}
-    kind = task_type(campaign.task)
-    for item_id, answer, payload, text in Judgment.objects.filter(campaign_item_id__in=ids).values_list(
-        "campaign_item_id", "answer", "payload", "text"
+    for item_id, answer, payload, text in (
+        Judgment.objects.filter(campaign_item__in=_adjudication_items(campaign=campaign, show=show))
+        .order_by("pk")
+        .values_list("campaign_item_id", "answer", "payload", "text")
     ):
         written = text or kind.payload_text(payload)
         if written:
             texts[item_id].append(written)
         votes[item_id][kind.spec.answer_key(answer, payload) or "written"] += 1
-    adjudications: dict[int, list[Adjudication]] = {i: [] for i in ids}
+    keys = sorted({key for counts in votes.values() for key in counts})
+    table = np.zeros((len(ids), len(keys)), dtype=np.int64)
+    column = {key: n for n, key in enumerate(keys)}
+    for item_id, counts in votes.items():
+        for key, n in counts.items():
+            table[position[item_id], column[key]] = n
+    disagreement = ag.item_disagreement(table) if keys else np.zeros(len(ids))
+    order = sorted(ids, key=lambda i: (-round(float(disagreement[position[i]]), 9), i))
+    chosen = order[(page - 1) * per_page : page * per_page]
+    items = {i.pk: i for i in CampaignItem.objects.filter(pk__in=chosen).select_related(*kind.item_relations)}
+    decided: dict[int, list[Adjudication]] = defaultdict(list)
     for adj in (
-        Adjudication.objects.filter(campaign_item_id__in=ids).select_related("curator").order_by("created_at")
+        Adjudication.objects.filter(campaign_item_id__in=chosen)
+        .select_related("curator")
+        .order_by("created_at", "pk")
     ):
-        adjudications[adj.campaign_item_id].append(adj)
-    return [
-        {
-            "item": item,
-            "summary": item_summary(item=item),
-            "votes": sorted(votes[item.pk].items()),
-            "texts": texts[item.pk],
-            "adjudications": adjudications[item.pk],
-        }
-        for item in items
-    ]
+        decided[adj.campaign_item_id].append(adj)
+    rows = []
+    for item_id in chosen:
+        item = items[item_id]
+        item.campaign = campaign
+        rows.append(
+            AdjudicationRow(
+                item=item,
+                context=kind.context(item),
+                votes=[
+                    VoteCount(key=key, label=kind.vote_label(key), votes=n)
+                    for key, n in sorted(votes[item_id].items(), key=lambda kv: (-kv[1], kv[0]))
+                ],
+                texts=texts[item_id],
+                disagreement=float(disagreement[position[item_id]]),
+                adjudications=[(adj, kind.decision_label(adj.decision)) for adj in decided[item_id]],
+                outcome=_outcome_words(kind, item),
+            )
+        )
+    return AdjudicationPage(
+        rows=rows,
+        total=len(ids),
+        page=page,
+        per_page=per_page,
+        decisions=[(d, kind.decision_label(d)) for d in kind.adjudication_decisions()],
+    )
+
+
+def _outcome_words(kind: TaskType, item: CampaignItem) -> str:
+    """The item's aggregated label in words ("" before it is aggregated, or for a writing task)."""
+    outcome = item.aggregate.get("outcome") if isinstance(item.aggregate, dict) else None
+    return kind.decision_label(outcome) if isinstance(outcome, str) and outcome else ""
 
 
 def item_summary(*, item: CampaignItem) -> str:

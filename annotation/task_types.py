@@ -13,7 +13,8 @@ A task is defined in two halves, one class or entry each:
 
 Hooks: ``item_relations`` and ``present`` (what an annotator sees), ``gold_answer``,
 ``selectable`` (which items a campaign may take), ``payload_text`` (a written answer as
-the curator reads it), ``adjudication_decisions``, ``aggregate_item`` and
+the curator reads it), ``adjudication_decisions``, ``context`` and ``vote_label`` (what the
+curator's adjudication page shows of an item and its votes), ``aggregate_item`` and
 ``aggregate_finish`` (the paper's rule: per item, then over the campaign), and the
 agreement page's ``plausible_answer`` and ``answers_are_knowledge_types``.
 """
@@ -73,6 +74,36 @@ class AggregateFinish:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ContextLine:
+    """One line of what a curator reads about an item: a label and its text; a sentence
+    with a marked pronoun reads ``before``, ``marked``, then ``text``. ``right`` flags the
+    line that is the known answer (the right candidate, statement or reason)."""
+
+    label: str
+    text: str
+    before: str = ""
+    marked: str = ""
+    right: bool = False
+
+    @classmethod
+    def with_mark(cls, label: str, before: str, marked: str, after: str) -> ContextLine:
+        """A sentence with ``marked`` (its pronoun) between ``before`` and ``after``."""
+        return cls(label=label, before=before, marked=marked, text=after)
+
+
+def schema_context(schema: Schema) -> list[ContextLine]:
+    """A Winograd question as the curator reads it: the sentence with its pronoun marked,
+    both candidates (the right one flagged) and the answer."""
+    right = schema.correct_candidate
+    return [
+        ContextLine.with_mark("Sentence", schema.text_before, schema.pronoun, schema.text_after),
+        ContextLine("Candidate A", schema.candidate_a, right=schema.candidate_a == right),
+        ContextLine("Candidate B", schema.candidate_b, right=schema.candidate_b == right),
+        ContextLine("Answer", f"“{schema.pronoun}” refers to {right}"),
+    ]
+
+
 def comve_has_options(comve: ComVEItem | None) -> bool:
     """The ComVE item has its three reasons and the right one (subtask B's key)."""
     return bool(comve and comve.option_a and comve.option_b and comve.option_c and comve.correct_option)
@@ -118,6 +149,21 @@ class TaskType(ABC):
     def adjudication_decisions(self) -> tuple[str, ...]:
         """What a curator may decide on an item."""
 
+    def decision_label(self, decision: str) -> str:
+        """A decision in words: the answer's label where the decision is an answer."""
+        label = self.spec.label_of(decision)
+        return label if label != decision else decision.replace("_", " ").capitalize()
+
+    @abstractmethod
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        """Everything a curator needs to judge ``item`` (with :attr:`item_relations`
+        loaded): its text in full, the question and answer it depends on, the key."""
+
+    @abstractmethod
+    def vote_label(self, key: str) -> str:
+        """An answer key (``spec.answer_key`` of a judgment) in words, as a vote is counted
+        on the adjudication page; "written" for a written answer."""
+
     @abstractmethod
     def aggregate_item(
         self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
@@ -127,7 +173,9 @@ class TaskType(ABC):
 
     @abstractmethod
     def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
-        """The step over the whole campaign once each item has its result."""
+        """The step over the whole campaign once each item has its result. It reads the
+        votes, never the curators' decisions: a decision applied at once to one item
+        (``adjudication_record``) leaves what this step writes as it was."""
 
 
 # --------------------------------------------------------------------------- shared parts
@@ -158,6 +206,9 @@ class _SchemaLabel(TaskType):
 
     def adjudication_decisions(self) -> tuple[str, ...]:
         return self.spec.choice_values
+
+    def vote_label(self, key: str) -> str:
+        return self.spec.label_of(key)
 
     def label_values(self, schema: Schema, label: bool) -> dict[str, Any]:
         """The values written on the schema for ``label``."""
@@ -205,6 +256,16 @@ class _OnReasons(TaskType):
     def payload_text(self, payload: Any) -> str:
         return ""
 
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        reason = item.reason
+        if reason is None:
+            return []
+        origin = f" ({reason.get_origin_display()})" if reason.origin else ""
+        return [*schema_context(reason.schema), ContextLine(f"Reason{origin}", reason.text)]
+
+    def vote_label(self, key: str) -> str:
+        return self.spec.label_of(key)
+
 
 # --------------------------------------------------------------------------- the tasks
 
@@ -225,6 +286,12 @@ class SwitchabilityTask(_SchemaLabel):
             "switched": schema.switched_text
             or switch_candidates(original, schema.candidate_a, schema.candidate_b),
         }
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        if item.schema is None:
+            return []
+        view = self.present(item)
+        return [*schema_context(item.schema), ContextLine("Switched", view["switched"])]
 
     def label_values(self, schema: Schema, label: bool) -> dict[str, Any]:
         values: dict[str, Any] = {"switchable": label}
@@ -250,6 +317,12 @@ class AssociativityTask(_SchemaLabel):
             "clause": clause_with_pronoun(schema.text_before, schema.pronoun, schema.text_after),
             "candidates": [schema.candidate_a, schema.candidate_b],
         }
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        if item.schema is None:
+            return []
+        clause = ContextLine("Clause the annotators saw", self.present(item)["clause"])
+        return [*schema_context(item.schema), clause]
 
 
 class ReasonWritingTask(TaskType):
@@ -277,6 +350,12 @@ class ReasonWritingTask(TaskType):
 
     def adjudication_decisions(self) -> tuple[str, ...]:
         return ("accept", "reject")
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        return schema_context(item.schema) if item.schema is not None else []
+
+    def vote_label(self, key: str) -> str:
+        return "Written reason"
 
     def aggregate_item(
         self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
@@ -432,6 +511,15 @@ class ComVEWritingTask(TaskType):
     def adjudication_decisions(self) -> tuple[str, ...]:
         return ("accept", "reject")
 
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        prompt = self.present(item).get("prompt")
+        if not prompt:
+            return [ContextLine("Prompt", "none: an empty writing slot")]
+        return [ContextLine("Prompt (statement against sense)", prompt)]
+
+    def vote_label(self, key: str) -> str:
+        return "Written item"
+
     def aggregate_item(
         self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
     ) -> ItemAggregate:
@@ -519,6 +607,29 @@ class ComVECheckTask(TaskType):
 
     def adjudication_decisions(self) -> tuple[str, ...]:
         return ("rewrite", "keep")
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        comve = item.comve_item
+        if comve is None:
+            return []
+        lines = [
+            ContextLine(f"Statement {n + 1}", text, right=comve.false_index == n)
+            for n, text in enumerate((comve.statement_0, comve.statement_1))
+        ]
+        if comve.false_index is not None:
+            lines.append(ContextLine("Answer", f"statement {comve.false_index + 1} is against common sense"))
+        if comve_has_options(comve):
+            lines += [
+                ContextLine(f"Reason {letter}", text, right=comve.correct_option == letter)
+                for letter, text in (("A", comve.option_a), ("B", comve.option_b), ("C", comve.option_c))
+            ]
+        return lines
+
+    def vote_label(self, key: str) -> str:
+        """ "1:C" -> "Statement 2, reason C"; "0" -> "Statement 1"."""
+        statement, _, option = key.partition(":")
+        words = self.spec.label_of(statement)
+        return f"{words}, reason {option}" if option else words
 
     def aggregate_item(
         self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None

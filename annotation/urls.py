@@ -10,9 +10,16 @@ app_name = "annotation"
 urlpatterns = [
     path("", views.campaign_list, name="campaign-list"),
     path("new/", views.campaign_create, name="campaign-create"),
+    path("dashboard/", views.curator_dashboard, name="dashboard"),
     path("campaigns/<slug:name>/", views.campaign_annotate, name="campaign-annotate"),
     path("campaigns/<slug:name>/curate/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<slug:name>/aggregate/", views.campaign_aggregate, name="campaign-aggregate"),
+    path("campaigns/<slug:name>/adjudicate/", views.campaign_adjudicate, name="campaign-adjudicate"),
+    path(
+        "campaigns/<slug:name>/agreement/compute/",
+        views.campaign_agreement_compute,
+        name="campaign-agreement-compute",
+    ),
     path("campaigns/<slug:name>/judgments.<str:fmt>", views.campaign_export, name="campaign-export"),
     path(
         "campaigns/<slug:name>/annotators/<int:user_id>/pause/", views.annotator_pause, name="annotator-pause"

@@ -9,13 +9,17 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
+from annotation.agreement.services import agreement_headline_compute
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
-from annotation.models import Assignment, CampaignAnnotator, CampaignItem
+from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignItem
 from annotation.permissions import user_can_annotate, user_can_curate
+from annotation.task_types import task_type
 from annotation.tasks_registry import TASKS, task_spec
 
 ITEMS_PER_PAGE = 200
@@ -34,14 +38,55 @@ def _require(predicate: Any, request: HttpRequest) -> None:
 def campaign_list(request: HttpRequest) -> HttpResponse:
     if not (user_can_annotate(request.user) or user_can_curate(request.user)):
         raise PermissionDenied
-    campaigns = list(selectors.campaign_list(user=request.user))
+    if user_can_curate(request.user):
+        overview = {row.campaign.pk: row for row in selectors.campaign_overview(user=request.user)}
+        campaigns = [row.campaign for row in overview.values()]
+    else:
+        overview, campaigns = {}, list(selectors.campaign_list(user=request.user))
     rows = []
     for c in campaigns:
-        row: dict[str, Any] = {"campaign": c, "title": task_spec(c.task).title}
+        row: dict[str, Any] = {
+            "campaign": c,
+            "title": task_spec(c.task).title,
+            "overview": overview.get(c.pk),
+        }
         if user_can_annotate(request.user) and not c.imported:
             row["mine"] = selectors.my_progress(campaign=c, annotator=request.user)
         rows.append(row)
     return render(request, "annotation/campaign_list.html", {"rows": rows})
+
+
+@login_required
+def curator_dashboard(request: HttpRequest) -> HttpResponse:
+    """The curator's overview: every campaign with its progress, its headline agreement as
+    last computed, and the items awaiting review."""
+    _require(user_can_curate, request)
+    rows = selectors.campaign_overview(user=request.user)
+    return render(
+        request,
+        "annotation/dashboard.html",
+        {
+            "rows": rows,
+            "awaiting": sum(r.progress["awaiting"] for r in rows),
+            "active": sum(1 for r in rows if r.campaign.status == "active"),
+        },
+    )
+
+
+@login_required
+@require_POST
+def campaign_agreement_compute(request: HttpRequest, name: str) -> HttpResponse:
+    """Compute a campaign's agreement as its page does and keep the headline for the dashboard."""
+    _require(user_can_curate, request)
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    headline = agreement_headline_compute(campaign=campaign)
+    if headline is None:
+        messages.warning(
+            request, f"{campaign.name} has written answers, not categories: no agreement figure."
+        )
+    else:
+        messages.success(request, f"Agreement of {campaign.name} computed on {headline.judgments} judgments.")
+    return redirect("annotation:dashboard")
 
 
 def _annotate_context(
@@ -150,35 +195,61 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
     _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
-    flagged_only = request.GET.get("flagged") == "1"
-    try:
-        page = max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        page = 1
-    # a page past the last one (however large the number) is not there: 404, not a query
-    if page > 1 and (page - 1) * ITEMS_PER_PAGE >= selectors.campaign_item_count(
-        campaign=campaign, flagged_only=flagged_only
-    ):
-        raise Http404(f"The item list of {campaign.name} has no page {page}.")
     context = {
         "campaign": campaign,
         "spec": task_spec(campaign.task),
         "progress": selectors.campaign_progress(campaign=campaign),
         "annotators": selectors.campaign_annotators(campaign=campaign),
-        "items": selectors.campaign_items_page(
-            campaign=campaign,
-            flagged_only=flagged_only,
-            limit=ITEMS_PER_PAGE,
-            offset=(page - 1) * ITEMS_PER_PAGE,
-        ),
-        "page": page,
-        "per_page": ITEMS_PER_PAGE,
-        "flagged_only": flagged_only,
-        "decisions": services.adjudication_decisions(campaign.task),
     }
     if _htmx(request) and request.GET.get("part") == "progress":
         return render(request, "annotation/campaign_detail.html#progress", context)
     return render(request, "annotation/campaign_detail.html", context)
+
+
+def _adjudication_query(data: Any) -> tuple[str, int]:
+    """The adjudication page's filter and page from a query (or the decision form's copy
+    of it): an unknown filter is the default, a page that is not a number the first."""
+    show = data.get("show", "")
+    if show not in selectors.ADJUDICATION_FILTERS:
+        show = next(iter(selectors.ADJUDICATION_FILTERS))
+    try:
+        page = max(1, int(data.get("page", "1")))
+    except ValueError:
+        page = 1
+    return show, page
+
+
+def _adjudication_url(campaign: Campaign, show: str, page: int) -> str:
+    query = urlencode({"show": show, "page": str(page)})
+    return f"{reverse('annotation:campaign-adjudicate', args=[campaign.name])}?{query}"
+
+
+@login_required
+def campaign_adjudicate(request: HttpRequest, name: str) -> HttpResponse:
+    """The curator's adjudication page: items with their full context and votes in words,
+    most disagreement first, filtered (awaiting review by default) and paged."""
+    _require(user_can_curate, request)
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    show, page = _adjudication_query(request.GET)
+    total = selectors.adjudication_count(campaign=campaign, show=show)
+    # a page past the last one (however large the number) is not there: 404, not a query
+    if page > 1 and (page - 1) * ITEMS_PER_PAGE >= total:
+        raise Http404(
+            f"The {selectors.ADJUDICATION_FILTERS[show]} list of {campaign.name} has no page {page}."
+        )
+    listing = selectors.adjudication_page(campaign=campaign, show=show, page=page, per_page=ITEMS_PER_PAGE)
+    return render(
+        request,
+        "annotation/campaign_adjudicate.html",
+        {
+            "campaign": campaign,
+            "spec": task_spec(campaign.task),
+            "listing": listing,
+            "show": show,
+            "filters": selectors.ADJUDICATION_FILTERS,
+            "progress": selectors.campaign_progress(campaign=campaign),
+        },
+    )
 
 
 @login_required
@@ -196,21 +267,39 @@ def annotator_pause(request: HttpRequest, name: str, user_id: int) -> HttpRespon
 @login_required
 @require_POST
 def item_adjudicate(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
+    """Record a decision and go back to the adjudication page with the same filter and page
+    (the last page if the item was the only one left on its page)."""
     _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     item = get_object_or_404(CampaignItem, campaign=campaign, pk=item_id)
+    show, page = _adjudication_query(request.POST)
     try:
-        services.adjudication_record(
+        result = services.adjudication_record(
             item=item,
             curator=request.user,
             decision=request.POST.get("decision", ""),
             note=request.POST.get("note", ""),
         )
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, f"Item {item.pk}: {exc}")
     else:
-        messages.success(request, f"Decision on item {item.pk} recorded beside its votes.")
-    return redirect("annotation:campaign-detail", name=campaign.name)
+        decided = task_type(campaign.task).decision_label(result.adjudication.decision)
+        if result.applied:
+            messages.success(
+                request,
+                f"Item {item.pk}: “{decided}” recorded beside its votes and applied now"
+                + (f": the item's label is {result.label}." if result.label else "."),
+            )
+        else:
+            messages.success(
+                request,
+                f"Item {item.pk}: “{decided}” recorded beside its votes. The item has "
+                f"{result.judgments} of {result.needed} judgments, so the decision takes effect "
+                "when the campaign is aggregated after its last judgment.",
+            )
+    total = selectors.adjudication_count(campaign=campaign, show=show)
+    last = max(1, -(-total // ITEMS_PER_PAGE))
+    return redirect(_adjudication_url(campaign, show, min(page, last)))
 
 
 @login_required

@@ -13,13 +13,14 @@ from annotation import selectors as annotation_selectors
 from annotation.tasks_registry import task_spec
 from config.celery import app as celery_app
 from core.cache import cache_probe
-from core.roles import user_is_annotator
+from core.roles import user_is_annotator, user_is_curator
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """The start page: links to what the user's roles allow; an annotator also sees the
-    campaigns open to them, each with their own progress."""
+    campaigns open to them, each with their own progress; a curator the items awaiting
+    review and a link to the dashboard."""
     context: dict[str, Any] = {}
     if user_is_annotator(request.user):
         context["my_campaigns"] = [
@@ -32,6 +33,13 @@ def home(request: HttpRequest) -> HttpResponse:
                 status="active", imported=False
             )
         ]
+    if user_is_curator(request.user):
+        overview = annotation_selectors.campaign_overview(user=request.user)
+        context["curator_summary"] = {
+            "campaigns": len(overview),
+            "active": sum(1 for row in overview if row.campaign.status == "active"),
+            "awaiting": sum(row.progress["awaiting"] for row in overview),
+        }
     return render(request, "home.html", context)
 
 

@@ -1,7 +1,8 @@
 """Agreement of a campaign: gather its judgments, compute the figures, shape the charts.
 
-Reads only (no writes). The computation is :mod:`annotation.agreement`; this module turns a
-campaign's judgments into codes and the results into plain, JSON-ready dicts.
+Reads, and one write: the headline figure kept for the curator dashboard
+(:func:`agreement_headline_store`). The computation is :mod:`annotation.agreement`; this
+module turns a campaign's judgments into codes and the results into plain, JSON-ready dicts.
 
 - :func:`campaign_agreement_summary` is the one function the release dataset card calls.
   By default it names no annotator (researchers may not see identities): annotators appear
@@ -18,9 +19,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.utils import timezone
 
 from annotation.agreement import stats as ag
-from annotation.models import Campaign, CampaignItem, Judgment, Task
+from annotation.models import AgreementHeadline, Campaign, CampaignItem, Judgment, Task
 from annotation.task_types import task_type
 from annotation.tasks_registry import task_spec
 from core.tables import frame_records
@@ -370,6 +372,39 @@ def campaign_agreement_summary(
     if include_pairs:
         summary["cohen_pairs"] = frame_records(_cohen_table(data, identities))
     return summary
+
+
+#: The figure the dashboard and the campaign list show for a campaign (the agreement page's first).
+HEADLINE_FIGURE = "fleiss_kappa"
+
+
+def agreement_headline_store(*, campaign: Campaign, summary: dict[str, Any]) -> AgreementHeadline | None:
+    """Keep the headline figure of ``summary`` (from :func:`campaign_agreement_summary` of
+    ``campaign``) for the dashboard: the same value and interval the agreement page shows.
+    None for a free-text task (no figure): nothing is kept."""
+    if not summary.get("applicable"):
+        AgreementHeadline.objects.filter(campaign=campaign).delete()
+        return None
+    figure = summary["figures"][HEADLINE_FIGURE]
+    headline, _ = AgreementHeadline.objects.update_or_create(
+        campaign=campaign,
+        defaults={
+            "figure": HEADLINE_FIGURE,
+            "value": figure["value"],
+            "ci_low": figure["ci_low"],
+            "ci_high": figure["ci_high"],
+            "undefined": figure["undefined"] or "",
+            "judgments": summary["judgments"],
+            "computed_at": timezone.now(),
+        },
+    )
+    return headline
+
+
+def agreement_headline_compute(*, campaign: Campaign) -> AgreementHeadline | None:
+    """Compute the campaign's agreement as its page does and keep the headline figure."""
+    summary = campaign_agreement_summary(campaign=campaign, include_pairs=False)
+    return agreement_headline_store(campaign=campaign, summary=summary)
 
 
 #: The figures of the agreement page with their labels; those in PERCENT_FIGURES are shares.

@@ -289,6 +289,17 @@ def krippendorff_alpha_nominal(table: Any) -> float:
     return float(alpha[0])
 
 
+def item_disagreement(table: Any) -> FloatArray:
+    """Per item (row), the share of its annotator pairs that gave different answers: one
+    minus the item's term of :func:`pairwise_agreement`; 0 for an item with fewer than two
+    judgments (nothing to disagree on). The adjudication page sorts items by it."""
+    arr = _as_table(table)
+    if arr.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    terms = _row_terms(arr)
+    return terms.pairable * (1.0 - terms.agree_share)
+
+
 def category_kappas(table: Any) -> list[float | None]:
     """Fleiss' (1971) kappa for each category against all others (None where undefined).
 

@@ -16,6 +16,7 @@ from annotation.agreement.services import (
     PERCENT_FIGURES,
     SCORE_BINS,
     TABLES,
+    agreement_headline_store,
     campaign_agreement_summary,
     campaign_chart,
     campaign_figures,
@@ -131,6 +132,8 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     campaign = _campaign_for_curator(request, name)
     data = campaign_judgments(campaign=campaign)
     summary = campaign_agreement_summary(campaign=campaign, identities=True, data=data)
+    # kept for the curator dashboard, which shows it without computing it again
+    agreement_headline_store(campaign=campaign, summary=summary)
     charts = []
     if summary["applicable"]:
         for chart_id in CHARTS:

@@ -12,7 +12,7 @@ from django.db import models, transaction
 
 from annotation.errors import AnnotationError
 from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
-from annotation.task_types import AggregatedItem, task_type
+from annotation.task_types import AggregatedItem, ItemAggregate, TaskType, task_type
 from core.roles import Actor, signed_in
 
 
@@ -21,15 +21,57 @@ def adjudication_decisions(task: str) -> tuple[str, ...]:
     return task_type(task).adjudication_decisions()
 
 
-def adjudication_record(*, item: CampaignItem, curator: Actor, decision: str, note: str = "") -> Adjudication:
-    """A curator's decision on an item, stored beside the votes (which stay as they are)."""
+@dataclass(frozen=True)
+class AdjudicationResult:
+    """A recorded decision and what it did: ``applied`` when the item had its K judgments
+    and its aggregated label now follows the decision; otherwise the decision waits for the
+    item's last judgments and the next aggregation of the campaign."""
+
+    adjudication: Adjudication
+    applied: bool
+    label: str | None
+    judgments: int
+    needed: int
+
+
+def adjudication_record(
+    *, item: CampaignItem, curator: Actor, decision: str, note: str = ""
+) -> AdjudicationResult:
+    """A curator's decision on an item, stored beside the votes (which stay as they are),
+    and applied at once: the item is aggregated again by the campaign's rule, exactly as
+    :func:`campaign_aggregate` would (the same code), so its label and the labels it writes
+    onto the data set follow the decision now. An item without its K judgments is left to
+    the aggregation that follows its last judgment."""
     curator = signed_in(curator)
-    allowed = adjudication_decisions(item.campaign.task)
+    campaign = item.campaign
+    allowed = adjudication_decisions(campaign.task)
     if decision not in allowed:
         raise AnnotationError(f"decision: {decision!r} is not one of {', '.join(allowed)}")
     if len(note) > 5000:
         raise AnnotationError("note: at most 5000 characters")
-    return Adjudication.objects.create(campaign_item=item, curator=curator, decision=decision, note=note)
+    kind = task_type(campaign.task)
+    with transaction.atomic():
+        # the item's row locked: two decisions on one item apply one after the other
+        item = (
+            CampaignItem.objects.select_for_update(of=("self",))
+            .select_related(*kind.item_relations)
+            .get(pk=item.pk)
+        )
+        item.campaign = campaign
+        adjudication = Adjudication.objects.create(
+            campaign_item=item, curator=curator, decision=decision, note=note
+        )
+        votes = list(Judgment.objects.filter(campaign_item=item).order_by("pk"))
+        k = campaign.judgments_per_item
+        applied = not item.is_gold and len(votes) >= k
+        label = None
+        if applied:
+            changes = _Changes()
+            label = _aggregate_one(kind, campaign, item, votes, decision, changes).label
+            changes.write()
+    return AdjudicationResult(
+        adjudication=adjudication, applied=applied, label=label, judgments=len(votes), needed=k
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -78,6 +120,40 @@ class _Changes:
                     model._default_manager.filter(pk__in=pks[start : start + 500]).update(**values)
 
 
+def _aggregate_one(
+    kind: TaskType,
+    campaign: Campaign,
+    item: CampaignItem,
+    votes: list[Judgment],
+    decision: str | None,
+    changes: _Changes,
+) -> _ItemDone:
+    """The task's rule on one item with its K votes and its latest decision: the rows to
+    change go to ``changes``, the item's aggregate record and review flag too."""
+    result = kind.aggregate_item(campaign=campaign, item=item, votes=votes, decision=decision)
+    changed = result.created > 0
+    for obj, values in result.updates:
+        changed |= changes.set(obj, values)
+    counts = dict(sorted(Counter(j.answer for j in votes).items()))
+    aggregate: dict[str, Any] = {"votes": counts, "n": len(votes), **result.record}
+    if result.label is not None:
+        aggregate["outcome"] = result.label  # the label in the summary, for the curator's pages
+    if decision:
+        aggregate["adjudication"] = decision
+    changed |= changes.set(item, {"aggregate": aggregate, "needs_review": result.needs_review})
+    return _ItemDone(result=result, changed=changed)
+
+
+@dataclass(frozen=True)
+class _ItemDone:
+    result: ItemAggregate
+    changed: bool
+
+    @property
+    def label(self) -> str | None:
+        return self.result.label
+
+
 def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
     """Apply the task's rule to every item with K judgments and write the labels onto the
     items. Idempotent: a second run finds nothing to change (``changed == 0``)."""
@@ -107,20 +183,12 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
                 summary.pending += 1
                 continue
             summary.aggregated += 1
-            decision = decisions.get(item.pk)
-            result = kind.aggregate_item(campaign=campaign, item=item, votes=item_votes, decision=decision)
-            changed = result.created > 0
-            for obj, values in result.updates:
-                changed |= changes.set(obj, values)
+            done = _aggregate_one(kind, campaign, item, item_votes, decisions.get(item.pk), changes)
+            result = done.result
             summary.created += result.created
             if result.label is not None:
                 summary.labels[result.label] += 1
-            counts = dict(sorted(Counter(j.answer for j in item_votes).items()))
-            aggregate: dict[str, Any] = {"votes": counts, "n": len(item_votes), **result.record}
-            if decision:
-                aggregate["adjudication"] = decision
-            changed |= changes.set(item, {"aggregate": aggregate, "needs_review": result.needs_review})
-            summary.changed += int(changed)
+            summary.changed += int(done.changed)
             aggregated.append(AggregatedItem(item=item, votes=item_votes, result=result))
         finish = kind.aggregate_finish(aggregated)
         for obj, values in finish.updates:

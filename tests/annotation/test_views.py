@@ -306,7 +306,7 @@ def test_curator_page_pause_adjudicate_aggregate(client, curator, make_annotator
     client.post(reverse("annotation:annotator-pause", args=["sw", a.pk]), {"paused": "1"})
     assert CampaignAnnotator.objects.get(annotator=a).paused
     client.post(reverse("annotation:campaign-aggregate", args=["sw"]))
-    html = client.get(detail + "?flagged=1").content.decode()
+    html = client.get(detail).content.decode()
     assert "2 flagged for review" in html
     item = campaign.items.first()
     client.post(
@@ -334,12 +334,12 @@ def test_curator_items_table_pages(client, curator):
     SchemaFactory.create_batch(201)
     campaign_create(name="big", task="associativity", items="schemas")
     _login(client, curator)
-    url = reverse("annotation:campaign-detail", args=["big"])
+    url = reverse("annotation:campaign-adjudicate", args=["big"]) + "?show=all"
     first = client.get(url)
-    assert len(first.context["items"]) == 200 and "?page=2" in first.content.decode()
-    second = client.get(url + "?page=2")
-    assert len(second.context["items"]) == 1
-    assert client.get(url + "?page=x").status_code == 200
+    assert len(first.context["listing"].rows) == 200 and "page=2" in first.content.decode()
+    second = client.get(url + "&page=2")
+    assert len(second.context["listing"].rows) == 1
+    assert client.get(url + "&page=x").status_code == 200
 
 
 def test_an_answer_on_an_item_in_hand_is_recorded_after_the_campaign_closed(client, annotator, campaign):

@@ -85,10 +85,12 @@ def test_written_reasons_are_text_on_the_curator_page_and_untouched_in_exports(c
     # the written reason then shows up in a plausibility campaign and on its curator page
     campaign_create(name="pl", task="reason_plausibility", items="reasons", filters={"origin": "human"})
     client.force_login(curator)
-    rw_page = client.get(reverse("annotation:campaign-detail", args=["rw"])).content.decode()
+    adjudication = reverse("annotation:campaign-adjudicate", args=["rw"]) + "?show=all"
+    rw_page = client.get(adjudication).content.decode()
     assert "=HYPERLINK(&quot;http://x&quot;) &lt;script&gt;" in rw_page  # the written reason, as text
     for name in ("rw", "pl"):
-        _assert_inert(client.get(reverse("annotation:campaign-detail", args=[name])).content.decode())
+        page = reverse("annotation:campaign-adjudicate", args=[name]) + "?show=all"
+        _assert_inert(client.get(page).content.decode())
     jsonl = b"".join(
         client.get(reverse("annotation:campaign-export", args=["rw", "jsonl"])).streaming_content
     )
