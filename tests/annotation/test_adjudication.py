@@ -11,22 +11,14 @@ from annotation.models import Adjudication, CampaignItem, Judgment
 from annotation.selectors import AdjudicationRow
 from annotation.services import (
     adjudication_record,
-    assignment_next,
     campaign_aggregate,
     campaign_create,
-    judgment_submit,
 )
 from datasets.models import Reason, Schema
+from tests.annotation.answering import answer_all
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _answer_all(campaign, annotators, answers_for):
-    """Every annotator answers every item it is given: answers_for(item, index) -> kwargs."""
-    for index, a in enumerate(annotators):
-        while (lease := assignment_next(campaign=campaign, annotator=a)) is not None:
-            judgment_submit(annotator=a, assignment=lease, **answers_for(lease.campaign_item, index))
 
 
 def _adjudicate_url(name, **query):
@@ -52,7 +44,7 @@ def test_items_are_ordered_by_disagreement_then_by_id(client, curator, make_anno
         reasons[2].pk: ("Property", "Property", "Object"),
         reasons[3].pk: ("Quantity", "Object", "Spatial"),
     }
-    _answer_all(campaign, make_annotators(3), lambda item, i: {"answer": plan[item.reason_id][i]})
+    answer_all(campaign, make_annotators(3), lambda item, i: {"answer": plan[item.reason_id][i]})
     client.force_login(curator)
     page = client.get(_adjudicate_url("kt", show="all")).context["listing"]
     order = [row.item.pk for row in page.rows]
@@ -70,7 +62,7 @@ def test_a_reason_is_shown_with_its_sentence_pronoun_and_answer(client, curator,
     schema.save()
     ReasonFactory.create(schema=schema, text="the one who eats is the one who is hungry")
     campaign = campaign_create(name="pl", task="reason_plausibility", items="reasons", k=3)
-    _answer_all(campaign, make_annotators(3), lambda item, i: {"answer": "implausible" if i else "plausible"})
+    answer_all(campaign, make_annotators(3), lambda item, i: {"answer": "implausible" if i else "plausible"})
     client.force_login(curator)
     html = client.get(_adjudicate_url("pl", show="all")).content.decode()
     assert "The fish ate the worm. <mark>It</mark> was hungry." in html
@@ -82,7 +74,7 @@ def test_a_reason_is_shown_with_its_sentence_pronoun_and_answer(client, curator,
 def test_comve_votes_and_options_are_in_words(client, curator, make_annotators):
     ComVEItemFactory.create()
     campaign = campaign_create(name="cc", task="comve_check", items="comve", k=3)
-    _answer_all(
+    answer_all(
         campaign,
         make_annotators(3),
         lambda item, i: {"answer": "0" if i < 2 else "1", "payload": {"option": "C" if i < 2 else "A"}},
@@ -102,7 +94,7 @@ def test_the_filter_and_page_are_kept_after_a_decision(client, curator, make_ann
     monkeypatch.setattr(views, "ITEMS_PER_PAGE", 1)
     SchemaFactory.create_batch(3)
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=3)
-    _answer_all(
+    answer_all(
         campaign, make_annotators(3), lambda item, i: {"answer": "not_switchable" if i == 0 else "switchable"}
     )
     campaign_aggregate(campaign=campaign)
@@ -147,7 +139,7 @@ def _listing(client, show):
 def test_a_decision_takes_effect_at_once_and_counts_no_vote_twice(client, curator, make_annotators):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=3)
-    _answer_all(
+    answer_all(
         campaign, make_annotators(3), lambda item, i: {"answer": "not_switchable" if i == 0 else "switchable"}
     )
     campaign_aggregate(campaign=campaign)
@@ -182,7 +174,7 @@ def test_a_decision_on_knowledge_types_leaves_the_campaign_step_as_aggregation_w
 ):
     reasons = ReasonFactory.create_batch(2)
     campaign = campaign_create(name="kt", task="knowledge_type", items="reasons", k=3)
-    _answer_all(campaign, make_annotators(3), lambda item, i: {"answer": ("Property", "Object", "Object")[i]})
+    answer_all(campaign, make_annotators(3), lambda item, i: {"answer": ("Property", "Object", "Object")[i]})
     campaign_aggregate(campaign=campaign)
     item = campaign.items.get(reason=reasons[0])
     result = adjudication_record(item=item, curator=curator, decision="Spatial")
@@ -197,7 +189,7 @@ def test_a_decision_on_knowledge_types_leaves_the_campaign_step_as_aggregation_w
 def test_a_decision_on_an_item_short_of_judgments_says_when_it_takes_effect(client, curator, make_annotators):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=3)
-    _answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "switchable"})
+    answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "switchable"})
     item = campaign.items.get()
     client.force_login(curator)
     response = client.post(
@@ -214,7 +206,7 @@ def test_a_decision_on_an_item_short_of_judgments_says_when_it_takes_effect(clie
     assert schema.switchable is None and item.aggregate == {}
     assert Adjudication.objects.get().decision == "not_switchable"
     # the third judgment and the aggregation: the decision counts
-    _answer_all(campaign, make_annotators(1, prefix="late"), lambda item, i: {"answer": "switchable"})
+    answer_all(campaign, make_annotators(1, prefix="late"), lambda item, i: {"answer": "switchable"})
     campaign_aggregate(campaign=campaign)
     schema.refresh_from_db()
     assert schema.switchable is False
@@ -223,7 +215,7 @@ def test_a_decision_on_an_item_short_of_judgments_says_when_it_takes_effect(clie
 def test_an_unknown_decision_is_refused_in_words_and_changes_nothing(client, curator, make_annotators):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=1)
-    _answer_all(campaign, make_annotators(1), lambda item, i: {"answer": "switchable"})
+    answer_all(campaign, make_annotators(1), lambda item, i: {"answer": "switchable"})
     client.force_login(curator)
     item = campaign.items.get()
     response = client.post(

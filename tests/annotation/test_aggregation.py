@@ -12,22 +12,16 @@ from annotation.services import (
     judgment_submit,
 )
 from datasets.models import ComVEItem, Reason, Schema
+from tests.annotation.answering import answer_all
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def _answer_all(campaign, annotators, answers_for):
-    """Every annotator answers every item it is given: answers_for(item, index) -> kwargs."""
-    for index, a in enumerate(annotators):
-        while (lease := assignment_next(campaign=campaign, annotator=a)) is not None:
-            judgment_submit(annotator=a, assignment=lease, **answers_for(lease.campaign_item, index))
-
-
 def test_switchable_only_if_all_three_say_so_and_a_second_run_changes_nothing(make_annotators):
     yes, no = SchemaFactory.create(), SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
-    _answer_all(
+    answer_all(
         campaign,
         make_annotators(3),
         lambda item, i: {"answer": "not_switchable" if item.schema_id == no.pk and i == 2 else "switchable"},
@@ -47,7 +41,7 @@ def test_switchable_only_if_all_three_say_so_and_a_second_run_changes_nothing(ma
 def test_items_without_k_judgments_are_left_pending(make_annotators):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="as", task="associativity", items="schemas")
-    _answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "associative"})
+    answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "associative"})
     summary = campaign_aggregate(campaign=campaign)
     assert (summary.aggregated, summary.pending) == (0, 1)
     schema.refresh_from_db()
@@ -57,7 +51,7 @@ def test_items_without_k_judgments_are_left_pending(make_annotators):
 def test_associative_only_if_unanimous(make_annotators):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="as", task="associativity", items="schemas")
-    _answer_all(campaign, make_annotators(3), lambda item, i: {"answer": "associative"})
+    answer_all(campaign, make_annotators(3), lambda item, i: {"answer": "associative"})
     campaign_aggregate(campaign=campaign)
     schema.refresh_from_db()
     assert schema.associative is True
@@ -67,7 +61,7 @@ def test_plausibility_score_and_label(make_annotators):
     reasons = ReasonFactory.create_batch(3)
     plausible_votes = {reasons[0].pk: 4, reasons[1].pk: 1, reasons[2].pk: 3}
     campaign = campaign_create(name="pl", task="reason_plausibility", items="reasons")
-    _answer_all(
+    answer_all(
         campaign,
         make_annotators(5),
         lambda item, i: {"answer": "plausible" if i < plausible_votes[item.reason_id] else "implausible"},
@@ -93,7 +87,7 @@ def test_knowledge_types_of_reasons_and_major_types_of_the_question(make_annotat
         r3.pk: ["Property", "Property", "Quantity", "Quantity", "Others"],  # a tie
     }
     campaign = campaign_create(name="kt", task="knowledge_type", items="reasons")
-    _answer_all(campaign, make_annotators(5), lambda item, i: {"answer": votes[item.reason_id][i]})
+    answer_all(campaign, make_annotators(5), lambda item, i: {"answer": votes[item.reason_id][i]})
     summary = campaign_aggregate(campaign=campaign)
     assert {r.pk: r.knowledge_type for r in Reason.objects.all()} == {
         r1.pk: "Object",
@@ -111,7 +105,7 @@ def test_every_written_reason_becomes_a_human_reason_once(make_annotators):
     schema = SchemaFactory.create()
     ReasonFactory.create(schema=schema, position=14)
     campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=2)
-    _answer_all(campaign, make_annotators(2), lambda item, i: {"text": f"reason number {i}"})
+    answer_all(campaign, make_annotators(2), lambda item, i: {"text": f"reason number {i}"})
     summary = campaign_aggregate(campaign=campaign)
     assert summary.created == 2
     new = Reason.objects.filter(source_file="campaign:rw").order_by("position")
@@ -162,7 +156,7 @@ def test_comve_check_flags_rewrite_when_more_than_half_are_wrong_and_reports_acc
             return {"answer": "0", "payload": {"option": "A"}}
         return {"answer": "1", "payload": {"option": "A"}}
 
-    _answer_all(campaign, make_annotators(3), answers)
+    answer_all(campaign, make_annotators(3), answers)
     summary = campaign_aggregate(campaign=campaign)
     hard.refresh_from_db()
     easy.refresh_from_db()
@@ -173,7 +167,7 @@ def test_comve_check_flags_rewrite_when_more_than_half_are_wrong_and_reports_acc
 def test_adjudication_is_recorded_beside_the_votes_and_decides_the_label(make_annotators, curator):
     schema = SchemaFactory.create()
     campaign = campaign_create(name="sw", task="switchability", items="schemas")
-    _answer_all(
+    answer_all(
         campaign, make_annotators(3), lambda item, i: {"answer": "not_switchable" if i == 0 else "switchable"}
     )
     campaign_aggregate(campaign=campaign)

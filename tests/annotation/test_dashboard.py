@@ -1,6 +1,7 @@
 """The curator dashboard and the campaign list: progress, the agreement module's headline
 figure, items awaiting review, in a bounded number of queries; time per item per annotator."""
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,18 +17,10 @@ from annotation.services import (
     campaign_create,
     judgment_submit,
 )
+from tests.annotation.answering import answer_all
 from tests.datasets.factories import ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _answer_all(campaign, annotators, answers_for, limit=None):
-    """Annotators answer the items they are given (at most ``limit`` each)."""
-    for index, a in enumerate(annotators):
-        done = 0
-        while (limit is None or done < limit) and (lease := assignment_next(campaign=campaign, annotator=a)):
-            judgment_submit(annotator=a, assignment=lease, **answers_for(lease.campaign_item, index))
-            done += 1
 
 
 @pytest.fixture
@@ -45,7 +38,7 @@ def sw(make_annotators):
             return {"answer": "not_switchable"}
         return {"answer": "switchable"}
 
-    _answer_all(campaign, make_annotators(3), answer, limit=3)
+    answer_all(campaign, make_annotators(3), answer, limit=3)
     campaign_aggregate(campaign=campaign)
     return campaign
 
@@ -88,7 +81,7 @@ def test_the_agreement_is_the_agreement_modules_headline_and_goes_stale(client, 
     assert f"κ {headline.value:.4f}" in html and f"{headline.ci_low:.4f}–{headline.ci_high:.4f}" in html
     assert "<strong>out of date</strong>" not in html
     # one more judgment: the figure is marked out of date until computed again
-    _answer_all(sw, make_annotators(1, prefix="late"), lambda item, i: {"answer": "switchable"}, limit=1)
+    answer_all(sw, make_annotators(1, prefix="late"), lambda item, i: {"answer": "switchable"}, limit=1)
     html = client.get(reverse("annotation:dashboard")).content.decode()
     assert "<strong>out of date</strong>" in html and "Compute agreement" in html
     # the agreement page keeps what it shows, so a visit brings the dashboard up to date
@@ -122,6 +115,10 @@ def test_an_annotator_sees_the_list_without_curator_columns(client, annotator, s
     assert "<th>Progress</th>" not in html and "judgments" not in html
 
 
+def _always(answer: str) -> Callable[[Any, int], dict[str, Any]]:
+    return lambda item, i: {"answer": answer}
+
+
 def _twenty_campaigns(make_annotators):
     SchemaFactory.create_batch(3)
     ReasonFactory.create_batch(2)
@@ -130,8 +127,9 @@ def _twenty_campaigns(make_annotators):
         task, kind = ("switchability", "schemas") if n % 2 else ("knowledge_type", "reasons")
         campaign = campaign_create(name=f"c{n}", task=task, items=kind, k=2)
         if n % 3 == 0:
-            answer = "switchable" if task == "switchability" else "Object"
-            _answer_all(campaign, annotators, lambda item, i, answer=answer: {"answer": answer}, limit=1)
+            answer_all(
+                campaign, annotators, _always("switchable" if task == "switchability" else "Object"), limit=1
+            )
         if n % 4 == 0:
             AgreementHeadline.objects.create(
                 campaign=campaign,
