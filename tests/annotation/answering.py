@@ -3,8 +3,12 @@
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
 from annotation.models import Campaign
 from annotation.services import assignment_next, judgment_submit
+from core.roles import Role
 
 
 def answer_all(
@@ -23,3 +27,14 @@ def answer_all(
                 break
             judgment_submit(annotator=annotator, assignment=lease, **answers_for(lease.campaign_item, index))
             done += 1
+
+
+def annotators(n: int, prefix: str = "ann") -> list[Any]:
+    """``n`` new users with the annotator role, named prefix0.. (password "pw")."""
+    group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
+    users = []
+    for i in range(n):
+        user = get_user_model().objects.create_user(username=f"{prefix}{i}", password="pw")
+        user.groups.add(group)
+        users.append(user)
+    return users

@@ -1,23 +1,12 @@
 import pytest
-from django.contrib.auth.models import Group
 
-from core.roles import Role
+from tests.annotation.answering import annotators
 
 
 @pytest.fixture
-def make_annotators(django_user_model):
+def make_annotators():
     """make_annotators(n, prefix) -> n users with the annotator role."""
-
-    def make(n: int, prefix: str = "ann"):
-        group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
-        users = []
-        for i in range(n):
-            user = django_user_model.objects.create_user(username=f"{prefix}{i}", password="pw")
-            user.groups.add(group)
-            users.append(user)
-        return users
-
-    return make
+    return annotators
 
 
 @pytest.fixture(autouse=True)
