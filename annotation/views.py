@@ -283,12 +283,13 @@ def item_adjudicate(request: HttpRequest, name: str, item_id: int) -> HttpRespon
     except services.AnnotationError as exc:
         messages.error(request, f"Item {item.pk}: {exc}")
     else:
-        decided = task_type(campaign.task).decision_label(result.adjudication.decision)
+        kind = task_type(campaign.task)
+        decided = kind.decision_label(result.adjudication.decision)
         if result.applied:
             messages.success(
                 request,
                 f"Item {item.pk}: “{decided}” recorded beside its votes and applied now"
-                + (f": the item's label is {result.label}." if result.label else "."),
+                + (f": the item's label is {kind.decision_label(result.label)}." if result.label else "."),
             )
         else:
             messages.success(

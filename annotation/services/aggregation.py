@@ -44,12 +44,13 @@ def adjudication_record(
     the aggregation that follows its last judgment."""
     curator = signed_in(curator)
     campaign = item.campaign
-    allowed = adjudication_decisions(campaign.task)
+    kind = task_type(campaign.task)
+    allowed = kind.adjudication_decisions()
     if decision not in allowed:
-        raise AnnotationError(f"decision: {decision!r} is not one of {', '.join(allowed)}")
+        words = ", ".join(kind.decision_label(d) for d in allowed)
+        raise AnnotationError(f"decision: {decision!r} is not one of this task's decisions ({words})")
     if len(note) > 5000:
         raise AnnotationError("note: at most 5000 characters")
-    kind = task_type(campaign.task)
     with transaction.atomic():
         # the item's row locked: two decisions on one item apply one after the other
         item = (

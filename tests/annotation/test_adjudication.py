@@ -223,8 +223,9 @@ def test_an_unknown_decision_is_refused_in_words_and_changes_nothing(client, cur
         {"decision": "perhaps", "show": "all"},
         follow=True,
     )
-    assert f"Item {item.pk}: decision: &#x27;perhaps&#x27; is not one of switchable, not_switchable" in (
-        response.content.decode()
+    assert (
+        f"Item {item.pk}: decision: &#x27;perhaps&#x27; is not one of this task&#x27;s decisions (Switchable, Not switchable)"
+        in (response.content.decode())
     )
     assert not Adjudication.objects.exists()
     schema.refresh_from_db()
@@ -253,4 +254,4 @@ def test_the_page_lists_each_item_once_with_a_button_per_decision(client, curato
     for item in CampaignItem.objects.all():
         assert html.count(f'id="item-{item.pk}"') == 1
     assert html.count('name="decision" value="switchable">Switchable</button>') == 2
-    assert "takes effect at once" in html
+    assert "at once (the item is aggregated again and its label follows the decision)" in html
