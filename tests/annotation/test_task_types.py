@@ -100,6 +100,49 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
     assert view
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(Task.values))
+def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, django_assert_num_queries):
+    reason = ReasonFactory.create()
+    comve = ComVEItemFactory.create()
+    campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
+    item = CampaignItem.objects.create(
+        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
+    )
+    definition = task_type(name)
+    fetched = CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk)
+    with django_assert_num_queries(0):
+        lines = definition.context(fetched)
+    shown = {line.label: line for line in lines}
+    if name == "comve_writing":
+        assert shown["Prompt (statement against sense)"].text == "He put an elephant into the fridge."
+    elif name == "comve_check":
+        assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
+        assert shown["Answer"].text == "statement 2 is against common sense"
+    else:  # a Winograd question: sentence with the pronoun marked, candidates, the answer
+        sentence = shown["Sentence"]
+        assert (sentence.before, sentence.marked, sentence.text) == (
+            "The trophy doesn't fit into the suitcase because",
+            "it",
+            "is too large.",
+        )
+        assert [line.label for line in lines if line.right] == ["Candidate A"]
+        assert shown["Answer"].text == "“it” refers to the trophy"
+        if name in ("reason_plausibility", "knowledge_type"):
+            assert shown["Reason (human)"].text == reason.text
+
+
+def test_votes_and_decisions_read_in_words():
+    assert task_type("comve_check").vote_label("1:C") == "Statement 2, reason C"
+    assert task_type("comve_check").vote_label("0") == "Statement 1"
+    assert task_type("reason_plausibility").vote_label("implausible") == "Not plausible"
+    assert task_type("switchability").vote_label("not_switchable") == "Not switchable"
+    assert task_type("knowledge_type").vote_label("Spatial") == "Spatial"
+    assert task_type("reason_writing").vote_label("written") == "Written reason"
+    assert task_type("switchability").decision_label("not switchable") == "Not switchable"
+    assert task_type("reason_plausibility").decision_label("acceptable") == "Acceptable"
+
+
 # --------------------------------------------------------------------------- campaigns
 
 
