@@ -8,7 +8,7 @@ import pytest
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.task_types import TASK_TYPES, AggregatedItem, TaskType, task_type
 from annotation.tasks_registry import TASKS, AnswerError
-from datasets.models import ComVEItem, KnowledgeType
+from datasets.models import ComVEItem, KnowledgeType, Reason
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
@@ -84,9 +84,9 @@ def test_present_shows_the_switched_sentence_or_only_the_clause_and_never_the_ke
     assert task_type("comve_writing").present(CampaignItem()) == {}  # an empty writing slot
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("name", sorted(Task.values))
-def test_item_relations_join_everything_present_reads(name, django_assert_num_queries):
+def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]:
+    """A campaign item of task ``name`` on a reason, its schema and a ComVE item, fetched
+    with the task's ``item_relations`` joined."""
     reason = ReasonFactory.create()
     comve = ComVEItemFactory.create()
     campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
@@ -94,7 +94,13 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
         campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
     )
     definition = task_type(name)
-    fetched = CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk)
+    return definition, CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk), reason
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(Task.values))
+def test_item_relations_join_everything_present_reads(name, django_assert_num_queries):
+    definition, fetched, _ = _item_with_its_relations(name)
     with django_assert_num_queries(0):
         view = definition.present(fetched)
     assert view
@@ -103,14 +109,7 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, django_assert_num_queries):
-    reason = ReasonFactory.create()
-    comve = ComVEItemFactory.create()
-    campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
-    item = CampaignItem.objects.create(
-        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
-    )
-    definition = task_type(name)
-    fetched = CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk)
+    definition, fetched, reason = _item_with_its_relations(name)
     with django_assert_num_queries(0):
         lines = definition.context(fetched)
     shown = {line.label: line for line in lines}
