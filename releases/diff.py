@@ -88,3 +88,37 @@ def release_items_diff(
         "changed": changed,
         "labels_changed": labels_changed,
     }
+
+
+# The fields that say what an item is, per data set, in the order a page shows them.
+TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "wsc": ("sentence", "candidates", "answer"),
+    "winowhy": ("sentence", "text", "label"),
+    "comve": ("sent0", "sent1", "false_index", "option_a", "option_b", "option_c", "correct_option"),
+    "senmaking": ("sent0", "sent1", "false_index", "option_a", "option_b", "option_c", "correct_option"),
+}
+
+
+def display_value(value: Any) -> str:
+    """A payload value as a page shows it: lists joined, yes/no, an empty value as a dash."""
+    if value is None or value == "" or value == []:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return " | ".join(display_value(v) for v in value)
+    return str(value)
+
+
+def item_text(dataset: str, payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, shown value) of the fields that say what the item is."""
+    return [(f, display_value(payload.get(f))) for f in TEXT_FIELDS.get(dataset, ()) if f in payload]
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, before, after) for every field whose value differs, in the new payload's
+    order, then the fields the new payload no longer has."""
+    names = list(new) + [f for f in old if f not in new]
+    return [
+        (f, display_value(old.get(f)), display_value(new.get(f))) for f in names if old.get(f) != new.get(f)
+    ]

@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -9,12 +10,15 @@ from django.conf import settings
 from django.http import Http404
 
 from core.roles import Actor
+from releases.diff import field_changes, item_text, release_items_diff
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
-from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.models import Release, ReleaseFile, ReleaseItem, ReleaseStatus
 from releases.permissions import user_can_see_drafts
 
 logger = logging.getLogger(__name__)
+ENTRY_CHUNK = 2000
+DIFF_SHOWN = 100  # items of each kind a diff page shows with their text
 
 
 def release_list(*, user: Actor, dataset: str = "") -> Any:
@@ -32,6 +36,28 @@ def release_get(*, user: Actor, name: str, version: str) -> Release:
     if release is None:
         raise Http404("no such release")
     return release
+
+
+def release_previous(
+    *, name: str, key: tuple[int, int, int], exclude_pk: int | None = None
+) -> Release | None:
+    """The highest version of release ``name`` below ``key`` (X, Y, Z), whatever its status."""
+    older = [
+        r
+        for r in Release.objects.filter(name=name).exclude(pk=exclude_pk)
+        if (r.version_major, r.version_minor, r.version_patch) < key
+    ]
+    return max(older, key=lambda r: (r.version_major, r.version_minor, r.version_patch), default=None)
+
+
+def release_entries(release: Release) -> Iterator[tuple[str, str, Any]]:
+    """(key, digest, payload) of the release's frozen items in release order, streamed."""
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .order_by("position")
+        .values_list("key", "digest", "payload")
+    )
+    return rows.iterator(chunk_size=ENTRY_CHUNK)
 
 
 def release_file_get(*, user: Actor, release: Release, file_name: str) -> ReleaseFile:
@@ -89,3 +115,41 @@ def release_file_verified_path(*, release_file: ReleaseFile, check_bytes: bool =
             f"{release.ref}/{release_file.name}: the bytes on disk no longer match the manifest's SHA-256"
         )
     return path
+
+
+def release_versions(*, user: Actor, name: str) -> list[Release]:
+    """The versions of release ``name`` the user may see, lowest first."""
+    releases = list(release_list(user=user).filter(name=name))
+    return sorted(releases, key=lambda r: (r.version_major, r.version_minor, r.version_patch))
+
+
+def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) -> dict[str, Any]:
+    """What changed from ``old`` to ``new`` (two versions of one release name, either
+    order): exact counts, and for up to ``shown`` items of each kind their text (added,
+    removed) or the fields that changed with their values before and after."""
+    diff = release_items_diff(
+        dataset=new.dataset,
+        previous_version=old.version,
+        old=release_entries(old),
+        new=release_entries(new),
+    )
+    added, removed, changed = diff["added"][:shown], diff["removed"][:shown], diff["changed"][:shown]
+    before = dict(
+        ReleaseItem.objects.filter(release=old, key__in=removed + changed).values_list("key", "payload")
+    )
+    after = dict(
+        ReleaseItem.objects.filter(release=new, key__in=added + changed).values_list("key", "payload")
+    )
+    dataset = new.dataset
+    return {
+        "old": old,
+        "new": new,
+        "counts": diff["counts"],
+        "shown": shown,
+        "added": [{"key": k, "text": item_text(dataset, after[k])} for k in added],
+        "removed": [{"key": k, "text": item_text(dataset, before[k])} for k in removed],
+        "changed": [
+            {"key": k, "text": item_text(dataset, after[k]), "fields": field_changes(before[k], after[k])}
+            for k in changed
+        ],
+    }

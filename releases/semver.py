@@ -12,7 +12,8 @@ def parse_version(text: str) -> tuple[int, int, int]:
     match = SEMVER.match(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise ReleaseValidationError(
-            f"version {text!r} is not a semantic version X.Y.Z (three numbers, no leading zeros)"
+            f"version {text!r} is not a semantic version X.Y.Z (three numbers, no leading zeros)",
+            field="version",
         )
     major, minor, patch = (int(g) for g in match.groups())
     return major, minor, patch
