@@ -7,14 +7,17 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from django.conf import settings
+from django.db.models import Count
 from django.http import Http404
 
 from core.roles import Actor
+from datasets.models import ComVEItem, Reason, Schema
 from releases.diff import field_changes, item_text, release_items_diff
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
-from releases.models import Release, ReleaseFile, ReleaseItem, ReleaseStatus
+from releases.models import Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
 from releases.permissions import user_can_see_drafts
+from releases.semver import next_versions
 
 logger = logging.getLogger(__name__)
 ENTRY_CHUNK = 2000
@@ -153,3 +156,43 @@ def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) ->
             for k in changed
         ],
     }
+
+
+def release_collections() -> list[str]:
+    """The WSC collections a WSC or WinoWhy release can be narrowed to."""
+    return list(Schema.objects.order_by("collection").values_list("collection", flat=True).distinct())
+
+
+def release_sources() -> list[dict[str, Any]]:
+    """What can be released now: per data set and collection or split, how many items."""
+    rows: list[dict[str, Any]] = []
+    for collection, n in (
+        Schema.objects.values_list("collection").annotate(n=Count("id")).order_by("collection")
+    ):
+        rows.append({"dataset": ReleaseDataset.WSC, "collection": collection, "split": "", "items": n})
+    reasons = (
+        Reason.objects.values_list("schema__collection")
+        .annotate(n=Count("id"))
+        .order_by("schema__collection")
+    )
+    for collection, n in reasons:
+        rows.append({"dataset": ReleaseDataset.WINOWHY, "collection": collection, "split": "", "items": n})
+    comve = (
+        ComVEItem.objects.values_list("dataset", "split").annotate(n=Count("id")).order_by("dataset", "split")
+    )
+    for dataset, split, n in comve:
+        rows.append({"dataset": dataset, "collection": "", "split": split, "items": n})
+    return rows
+
+
+def release_names(*, user: Actor) -> list[dict[str, Any]]:
+    """Each release name with its data set and its highest version (to pick the next one)."""
+    latest: dict[str, Release] = {}
+    for release in release_list(user=user):
+        key = (release.version_major, release.version_minor, release.version_patch)
+        held = latest.get(release.name)
+        if held is None or key > (held.version_major, held.version_minor, held.version_patch):
+            latest[release.name] = release
+    return [
+        {"name": name, "release": r, "next": next_versions(r.version)} for name, r in sorted(latest.items())
+    ]

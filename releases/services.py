@@ -524,14 +524,21 @@ def release_changelog_update(*, release: Release, changelog: str, user: Actor | 
     return locked
 
 
+def _curator_on_unpublished(*, release: Release, user: Actor | None, action: str) -> ReleaseError | None:
+    if user is not None and not user_is_curator(user):
+        return ReleasePermissionError(f"only curators may {action} a release")
+    if release.status == ReleaseStatus.PUBLISHED:
+        return ReleaseImmutableError(f"{release.name} {release.version} is published and can never change")
+    return None
+
+
 def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
     """Why ``user`` may not approve ``release`` now (the error release_approve raises), or
     None when they may. Pages ask it to offer only the actions the state allows."""
-    if user is not None and not user_is_curator(user):
-        return ReleasePermissionError("only curators may approve a release")
     label = f"{release.name} {release.version}"
-    if release.status == ReleaseStatus.PUBLISHED:
-        return ReleaseImmutableError(f"{label} is published and can never change")
+    refusal = _curator_on_unpublished(release=release, user=user, action="approve")
+    if refusal is not None:
+        return refusal
     if release.status != ReleaseStatus.DRAFT:
         return ReleaseStateError(f"{label} is {release.status} already; only a draft can be approved")
     if release.build_status != BuildStatus.DONE:
@@ -555,11 +562,10 @@ def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseE
 def release_publish_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
     """Why ``user`` may not publish ``release`` now (the error release_publish raises before
     checking the files), or None when they may."""
-    if user is not None and not user_is_curator(user):
-        return ReleasePermissionError("only curators may publish a release")
     label = f"{release.name} {release.version}"
-    if release.status == ReleaseStatus.PUBLISHED:
-        return ReleaseImmutableError(f"{label} is published already and can never change")
+    refusal = _curator_on_unpublished(release=release, user=user, action="publish")
+    if refusal is not None:
+        return refusal
     if release.status != ReleaseStatus.APPROVED:
         return ReleaseStateError(f"{label} is a {release.status}; approve it before publishing")
     if release.build_status != BuildStatus.DONE or not release.manifest:

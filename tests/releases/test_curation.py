@@ -106,7 +106,7 @@ def test_each_step_is_refused_in_the_wrong_state_with_a_message_naming_the_state
     published = services.release_publish(release=approved, user=curator)
     assert published.status == ReleaseStatus.PUBLISHED
     assert services.release_actions(release=published, user=curator) == {}
-    with pytest.raises(ReleaseImmutableError, match="published already"):
+    with pytest.raises(ReleaseImmutableError, match="wsc 1.0.0 is published and can never change"):
         services.release_publish(release=published, user=curator)
     with pytest.raises(ReleaseImmutableError, match="can never change"):
         services.release_approve(release=published, user=curator)
