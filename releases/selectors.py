@@ -164,25 +164,24 @@ def release_collections() -> list[str]:
 
 
 def release_sources() -> list[dict[str, Any]]:
-    """What can be released now: per data set and collection or split, how many items."""
-    rows: list[dict[str, Any]] = []
-    for collection, n in (
-        Schema.objects.values_list("collection").annotate(n=Count("id")).order_by("collection")
-    ):
-        rows.append({"dataset": ReleaseDataset.WSC, "collection": collection, "split": "", "items": n})
-    reasons = (
-        Reason.objects.values_list("schema__collection")
-        .annotate(n=Count("id"))
-        .order_by("schema__collection")
-    )
-    for collection, n in reasons:
-        rows.append({"dataset": ReleaseDataset.WINOWHY, "collection": collection, "split": "", "items": n})
+    """What can be released now: per data set and collection or split, how many items
+    (ComVE's own demo items are not a release data set, so they are not listed)."""
+    counts: list[tuple[str, str, str, int]] = []
+    schemas = Schema.objects.values_list("collection").annotate(n=Count("id")).order_by("collection")
+    counts += [(ReleaseDataset.WSC, collection, "", n) for collection, n in schemas]
+    reasons = Reason.objects.values_list("schema__collection").annotate(n=Count("id"))
+    counts += [(ReleaseDataset.WINOWHY, c, "", n) for c, n in reasons.order_by("schema__collection")]
     comve = (
-        ComVEItem.objects.values_list("dataset", "split").annotate(n=Count("id")).order_by("dataset", "split")
+        ComVEItem.objects.filter(dataset__in=ReleaseDataset.values)
+        .values_list("dataset", "split")
+        .annotate(n=Count("id"))
+        .order_by("dataset", "split")
     )
-    for dataset, split, n in comve:
-        rows.append({"dataset": dataset, "collection": "", "split": split, "items": n})
-    return rows
+    counts += [(dataset, "", split, n) for dataset, split, n in comve]
+    labels = dict(ReleaseDataset.choices)
+    return [
+        {"dataset": d, "label": labels[d], "collection": c, "split": sp, "items": n} for d, c, sp, n in counts
+    ]
 
 
 def release_names(*, user: Actor) -> list[dict[str, Any]]:

@@ -148,6 +148,10 @@ class ReleasePreview:
     previous_version: str
     diff: dict[str, Any]
 
+    @property
+    def dataset_label(self) -> str:
+        return str(ReleaseDataset(self.request.dataset).label)
+
 
 def _release_request(*, name: str, dataset: str, version: str, split: str, collection: str) -> ReleaseRequest:
     """The checked request, or ReleaseValidationError naming the input at fault."""
@@ -553,8 +557,7 @@ def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseE
         and release.created_by_id == account.pk
     ):
         return ReleasePermissionError(
-            f"{label}: you created this release, and this server asks a second curator to approve "
-            "what another created; ask another curator to approve it"
+            f"{label}: you created this release, and on this server another curator must approve it"
         )
     return None
 

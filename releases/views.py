@@ -139,6 +139,7 @@ def release_create(request: HttpRequest) -> HttpResponse:
                 release = services.release_create(
                     **kwargs, changelog=form.cleaned_data["changelog"], user=request.user
                 )
+                release.refresh_from_db()  # its build may have run on commit already
                 messages.success(request, created_notice(release))
                 return redirect("releases:release-detail", name=release.name, version=release.version)
             if creating:

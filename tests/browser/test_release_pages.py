@@ -38,7 +38,7 @@ def test_a_curator_creates_a_second_curator_approves_and_the_first_publishes_wit
     page.wait_for_url("**/releases/wsc273/1.0.0/")
     assert "Created the draft wsc273 1.0.0: 4 items frozen" in page.locator(".messages").inner_text()
     steps = page.locator("#release-actions").inner_text()
-    assert "ask another curator to approve it" in steps
+    assert "another curator must approve it" in steps
     assert page.locator("#release-actions button").count() == 0  # no Approve for its creator
 
     other = login(new_page(), second)

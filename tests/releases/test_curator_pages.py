@@ -200,7 +200,7 @@ def test_with_the_second_approver_setting_the_page_asks_for_another_curator(
     approve = reverse("releases:release-approve", args=[draft.name, draft.version])
     client.force_login(curator)
     html = client.get(_detail(draft)).content.decode()
-    assert approve not in html and "ask another curator to approve it" in html
+    assert approve not in html and "another curator must approve it" in html
     page = client.post(approve, follow=True)
     assert "you created this release" in _messages(page)[0]
     assert Release.objects.get().status == ReleaseStatus.DRAFT
