@@ -122,3 +122,32 @@ def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, s
     return [
         (f, display_value(old.get(f)), display_value(new.get(f))) for f in names if old.get(f) != new.get(f)
     ]
+
+
+def shown_keys(diff: dict[str, Any], shown: int) -> tuple[list[str], list[str], list[str]]:
+    """The keys of a diff a page shows with their text: (added, removed, changed), each at most ``shown``."""
+    return diff["added"][:shown], diff["removed"][:shown], diff["changed"][:shown]
+
+
+def items_text_diff(
+    *,
+    dataset: str,
+    diff: dict[str, Any],
+    before: dict[str, dict[str, Any]],
+    after: dict[str, dict[str, Any]],
+    shown: int,
+) -> dict[str, Any]:
+    """A diff's items with their text: what the added and removed items say, and for each
+    changed item what it says now and which fields changed (``before``/``after``: the
+    payloads of the shown keys on each side)."""
+    added, removed, changed = shown_keys(diff, shown)
+    return {
+        "counts": diff["counts"],
+        "shown": shown,
+        "added": [{"key": k, "text": item_text(dataset, after[k])} for k in added],
+        "removed": [{"key": k, "text": item_text(dataset, before[k])} for k in removed],
+        "changed": [
+            {"key": k, "text": item_text(dataset, after[k]), "fields": field_changes(before[k], after[k])}
+            for k in changed
+        ],
+    }

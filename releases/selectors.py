@@ -12,7 +12,7 @@ from django.http import Http404
 
 from core.roles import Actor
 from datasets.models import ComVEItem, Reason, Schema
-from releases.diff import field_changes, item_text, release_items_diff
+from releases.diff import items_text_diff, release_items_diff, shown_keys
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
 from releases.models import Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
@@ -126,6 +126,11 @@ def release_versions(*, user: Actor, name: str) -> list[Release]:
     return sorted(releases, key=lambda r: (r.version_major, r.version_minor, r.version_patch))
 
 
+def release_item_payloads(release: Release, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """key -> frozen payload of the release's items with these keys."""
+    return dict(ReleaseItem.objects.filter(release=release, key__in=keys).values_list("key", "payload"))
+
+
 def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) -> dict[str, Any]:
     """What changed from ``old`` to ``new`` (two versions of one release name, either
     order): exact counts, and for up to ``shown`` items of each kind their text (added,
@@ -136,25 +141,13 @@ def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) ->
         old=release_entries(old),
         new=release_entries(new),
     )
-    added, removed, changed = diff["added"][:shown], diff["removed"][:shown], diff["changed"][:shown]
-    before = dict(
-        ReleaseItem.objects.filter(release=old, key__in=removed + changed).values_list("key", "payload")
-    )
-    after = dict(
-        ReleaseItem.objects.filter(release=new, key__in=added + changed).values_list("key", "payload")
-    )
-    dataset = new.dataset
+    added, removed, changed = shown_keys(diff, shown)
+    before = release_item_payloads(old, removed + changed)
+    after = release_item_payloads(new, added + changed)
     return {
         "old": old,
         "new": new,
-        "counts": diff["counts"],
-        "shown": shown,
-        "added": [{"key": k, "text": item_text(dataset, after[k])} for k in added],
-        "removed": [{"key": k, "text": item_text(dataset, before[k])} for k in removed],
-        "changed": [
-            {"key": k, "text": item_text(dataset, after[k]), "fields": field_changes(before[k], after[k])}
-            for k in changed
-        ],
+        **items_text_diff(dataset=new.dataset, diff=diff, before=before, after=after, shown=shown),
     }
 
 

@@ -27,7 +27,7 @@ from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVESplit
 from releases import snapshot
 from releases.bundle import bundle_name, write_bundle
-from releases.diff import first_version_diff, release_items_diff
+from releases.diff import first_version_diff, items_text_diff, release_items_diff, shown_keys
 from releases.errors import (
     ReleaseError,
     ReleaseImmutableError,
@@ -38,7 +38,13 @@ from releases.errors import (
 )
 from releases.exports import BuiltFile, build_release_folder, file_sha256, payload_digest, verify_folder
 from releases.models import BuildStatus, Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
-from releases.selectors import release_entries, release_file_verified_path, release_previous
+from releases.selectors import (
+    DIFF_SHOWN,
+    release_entries,
+    release_file_verified_path,
+    release_item_payloads,
+    release_previous,
+)
 from releases.semver import parse_version
 
 logger = logging.getLogger(__name__)
@@ -147,6 +153,7 @@ class ReleasePreview:
     item_count: int
     previous_version: str
     diff: dict[str, Any]
+    items: dict[str, Any] | None  # releases.diff.items_text_diff: the shown items' text
 
     @property
     def dataset_label(self) -> str:
@@ -230,8 +237,19 @@ def release_create_preview(
     count = counts["added"] + counts["changed"] + counts["unchanged"]
     if count == 0:
         raise _nothing_to_release(request)
+    items = None
+    if previous is not None:  # the shown items' text: their payloads read again, a page's worth
+        added, removed, changed = shown_keys(diff, DIFF_SHOWN)
+        wanted = set(added + changed)
+        after = {k: p for k, p in snapshot.item_payloads(request.dataset, request.selection) if k in wanted}
+        before = release_item_payloads(previous, removed + changed)
+        items = items_text_diff(dataset=dataset, diff=diff, before=before, after=after, shown=DIFF_SHOWN)
     return ReleasePreview(
-        request=request, item_count=count, previous_version=previous.version if previous else "", diff=diff
+        request=request,
+        item_count=count,
+        previous_version=previous.version if previous else "",
+        diff=diff,
+        items=items,
     )
 
 
@@ -528,23 +546,34 @@ def release_changelog_update(*, release: Release, changelog: str, user: Actor | 
     return locked
 
 
-def _curator_on_unpublished(*, release: Release, user: Actor | None, action: str) -> ReleaseError | None:
+def _step_refusal(
+    *, release: Release, user: Actor | None, action: str, needs: str, wrong_state: str
+) -> ReleaseError | None:
+    """What any step refuses: a user who is not a curator, a published release, a release
+    not in the state ``needs`` (``wrong_state`` says why, after the release's name)."""
     if user is not None and not user_is_curator(user):
         return ReleasePermissionError(f"only curators may {action} a release")
+    label = f"{release.name} {release.version}"
     if release.status == ReleaseStatus.PUBLISHED:
-        return ReleaseImmutableError(f"{release.name} {release.version} is published and can never change")
+        return ReleaseImmutableError(f"{label} is published and can never change")
+    if release.status != needs:
+        return ReleaseStateError(f"{label} {wrong_state.format(status=release.status)}")
     return None
 
 
 def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
     """Why ``user`` may not approve ``release`` now (the error release_approve raises), or
     None when they may. Pages ask it to offer only the actions the state allows."""
-    label = f"{release.name} {release.version}"
-    refusal = _curator_on_unpublished(release=release, user=user, action="approve")
+    refusal = _step_refusal(
+        release=release,
+        user=user,
+        action="approve",
+        needs=ReleaseStatus.DRAFT,
+        wrong_state="is {status} already; only a draft can be approved",
+    )
     if refusal is not None:
         return refusal
-    if release.status != ReleaseStatus.DRAFT:
-        return ReleaseStateError(f"{label} is {release.status} already; only a draft can be approved")
+    label = f"{release.name} {release.version}"
     if release.build_status != BuildStatus.DONE:
         return ReleaseStateError(
             f"{label}: its files are {release.get_build_status_display()}; approve once they are built"
@@ -565,15 +594,16 @@ def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseE
 def release_publish_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
     """Why ``user`` may not publish ``release`` now (the error release_publish raises before
     checking the files), or None when they may."""
-    label = f"{release.name} {release.version}"
-    refusal = _curator_on_unpublished(release=release, user=user, action="publish")
-    if refusal is not None:
-        return refusal
-    if release.status != ReleaseStatus.APPROVED:
-        return ReleaseStateError(f"{label} is a {release.status}; approve it before publishing")
-    if release.build_status != BuildStatus.DONE or not release.manifest:
-        return ReleaseStateError(f"{label}: its files are not built")
-    return None
+    refusal = _step_refusal(
+        release=release,
+        user=user,
+        action="publish",
+        needs=ReleaseStatus.APPROVED,
+        wrong_state="is a {status}; approve it before publishing",
+    )
+    if refusal is None and (release.build_status != BuildStatus.DONE or not release.manifest):
+        return ReleaseStateError(f"{release.name} {release.version}: its files are not built")
+    return refusal
 
 
 def release_approve(*, release: Release, user: Actor | None) -> Release:

@@ -313,3 +313,19 @@ def test_home_and_list_link_to_the_release_pages_not_the_admin(client, curator):
     assert reverse("admin:releases_release_changelist") not in home
     listing = client.get(reverse("releases:release-list")).content.decode()
     assert reverse("releases:release-create") in listing
+
+
+def test_the_preview_of_a_new_version_shows_the_changed_items_text(
+    client, curator, django_capture_on_commit_callbacks
+):
+    schemas = make_schemas(3)
+    create_release(django_capture_on_commit_callbacks, user=curator, name="wsc273")
+    Schema.objects.filter(pk=schemas[1].pk).update(answer="A")
+    client.force_login(curator)
+    page = client.post(reverse("releases:release-create"), {**CREATE, "version": "1.0.1", "step": "preview"})
+    html = page.content.decode()
+    assert "Against version 1.0.0: 0 added, 0 removed, 1 changed" in html
+    assert "<th>in 1.0.0</th><th>now</th>" in html
+    assert "<td>answer</td><td><del>B</del></td><td><ins>A</ins></td>" in html
+    assert "The trophy 1 does not fit in the suitcase because it is too big." in html
+    assert Release.objects.count() == 1
