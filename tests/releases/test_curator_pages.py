@@ -329,3 +329,16 @@ def test_the_preview_of_a_new_version_shows_the_changed_items_text(
     assert "<td>answer</td><td><del>B</del></td><td><ins>A</ins></td>" in html
     assert "The trophy 1 does not fit in the suitcase because it is too big." in html
     assert Release.objects.count() == 1
+
+
+def test_the_next_versions_of_a_release_fill_the_form(client, curator, django_capture_on_commit_callbacks):
+    make_schemas(2)
+    create_release(django_capture_on_commit_callbacks, user=curator, name="wsc273", collection="wsc273")
+    client.force_login(curator)
+    page = client.get(reverse("releases:release-create"))
+    link = "?name=wsc273&amp;dataset=wsc&amp;collection=wsc273&amp;split=&amp;version=1.1.0"
+    assert link in page.content.decode()
+    filled = client.get(reverse("releases:release-create") + link.replace("&amp;", "&"))
+    form = filled.context["form"]
+    assert form["version"].value() == "1.1.0" and form["collection"].value() == "wsc273"
+    assert not form.is_bound  # a link fills the form; only Preview sends it
