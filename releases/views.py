@@ -118,7 +118,7 @@ def _actions(request: HttpRequest, release: Release) -> dict[str, str | None]:
 
 def _require_curator(request: HttpRequest) -> None:
     if not user_can_create_release(user=request.user):
-        raise ReleasePermissionError("only curators create, approve and publish releases")
+        raise ReleasePermissionError("Only curators create, approve and publish releases.")
 
 
 @login_required

@@ -122,7 +122,9 @@ def test_other_roles_cannot_create_approve_or_publish(
     make_schemas(2)
     draft = create_release(django_capture_on_commit_callbacks, user=curator)
     client.force_login(request.getfixturevalue(role))
-    assert client.get(reverse("releases:release-create")).status_code == 403
+    refused = client.get(reverse("releases:release-create"))
+    assert refused.status_code == 403
+    assert "Only curators create, approve and publish releases." in refused.content.decode()
     assert client.post(reverse("releases:release-create"), {**CREATE, "step": "preview"}).status_code == 403
     args = [draft.name, draft.version]
     assert client.post(reverse("releases:release-approve", args=args)).status_code == 403
@@ -342,3 +344,16 @@ def test_the_next_versions_of_a_release_fill_the_form(client, curator, django_ca
     form = filled.context["form"]
     assert form["version"].value() == "1.1.0" and form["collection"].value() == "wsc273"
     assert not form.is_bound  # a link fills the form; only Preview sends it
+
+
+def test_the_build_status_fragment_brings_the_approve_button_once_the_files_are_built(client, curator):
+    make_schemas(2)
+    draft = services.release_create(name="wsc", dataset="wsc", version="1.0.0", user=curator)  # queued
+    client.force_login(curator)
+    approve = reverse("releases:release-approve", args=[draft.name, draft.version])
+    fragment = client.get(_detail(draft), HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-trigger="every 2s"' in fragment and approve not in fragment
+    services.release_build(release_id=draft.pk)
+    fragment = client.get(_detail(draft), HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<div id="build-status"')
+    assert approve in fragment and "every 2s" not in fragment
