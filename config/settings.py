@@ -227,6 +227,11 @@ WINNOW_JOB_STALE_AFTER = env.float("WINNOW_JOB_STALE_AFTER", default=4 * WINNOW_
 WINNOW_JOB_SWEEP_INTERVAL = env.float("WINNOW_JOB_SWEEP_INTERVAL", default=60.0)
 WINNOW_JOB_MAX_ATTEMPTS = env.int("WINNOW_JOB_MAX_ATTEMPTS", default=3)
 
+# Releases: with WINNOW_RELEASE_SECOND_APPROVER=1 a curator may not approve a release
+# they created; another curator must (releases.services.release_approve enforces it for
+# the pages, the admin, the commands given --user and any API alike).
+WINNOW_RELEASE_SECOND_APPROVER = env.bool("WINNOW_RELEASE_SECOND_APPROVER", default=False)
+
 if REDIS_URL:
     # When Redis cannot be reached the cache answers misses (core.cache, logged once) and
     # the pages carry on from the database: sessions are read from Redis on every request

@@ -14,6 +14,7 @@ from core.roles import user_is_curator
 from releases import services
 from releases.errors import ReleaseError
 from releases.models import Release, ReleaseFile, ReleaseItem, ReleaseStatus
+from releases.notices import approved_notice, published_notice
 
 
 class ReleaseCreateForm(forms.ModelForm):
@@ -184,21 +185,37 @@ class ReleaseAdmin(admin.ModelAdmin):
         services.release_delete(release=obj, user=request.user)
 
     def _confirm(self, request: HttpRequest, queryset: QuerySet[Release], action: str, title: str) -> Any:
+        """Releases whose state refuses the step are refused at once (never shown the
+        "publishing is final" page); the others are confirmed, then the step is taken."""
+        publishing = action == "publish_releases"
+        refusal_of = services.release_publish_refusal if publishing else services.release_approve_refusal
+        allowed = []
+        for release in queryset:
+            refusal = refusal_of(release=release, user=request.user)
+            if refusal is None:
+                allowed.append(release)
+            else:
+                self.message_user(
+                    request, f"Not {'published' if publishing else 'approved'}: {refusal}", messages.ERROR
+                )
+        if not allowed:
+            return None
         if request.POST.get("confirm") == "yes":
-            service = services.release_approve if action == "approve_releases" else services.release_publish
-            for release in queryset:
+            service = services.release_publish if publishing else services.release_approve
+            notice = published_notice if publishing else approved_notice
+            for release in allowed:
                 try:
-                    service(release=release, user=request.user)
+                    done = service(release=release, user=request.user)
                 except ReleaseError as error:
                     self.message_user(request, str(error), messages.ERROR)
                 else:
-                    self.message_user(request, f"{release.ref}: done", messages.SUCCESS)
+                    self.message_user(request, notice(done), messages.SUCCESS)
             return None
         context = {
             **self.admin_site.each_context(request),
             "title": title,
             "action": action,
-            "releases": list(queryset),
+            "releases": allowed,
             "opts": self.model._meta,
             "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }

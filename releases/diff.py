@@ -88,3 +88,66 @@ def release_items_diff(
         "changed": changed,
         "labels_changed": labels_changed,
     }
+
+
+# The fields that say what an item is, per data set, in the order a page shows them.
+TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "wsc": ("sentence", "candidates", "answer"),
+    "winowhy": ("sentence", "text", "label"),
+    "comve": ("sent0", "sent1", "false_index", "option_a", "option_b", "option_c", "correct_option"),
+    "senmaking": ("sent0", "sent1", "false_index", "option_a", "option_b", "option_c", "correct_option"),
+}
+
+
+def display_value(value: Any) -> str:
+    """A payload value as a page shows it: lists joined, yes/no, an empty value as a dash."""
+    if value is None or value == "" or value == []:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return " | ".join(display_value(v) for v in value)
+    return str(value)
+
+
+def item_text(dataset: str, payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, shown value) of the fields that say what the item is."""
+    return [(f, display_value(payload.get(f))) for f in TEXT_FIELDS.get(dataset, ()) if f in payload]
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, before, after) for every field whose value differs, in the new payload's
+    order, then the fields the new payload no longer has."""
+    names = list(new) + [f for f in old if f not in new]
+    return [
+        (f, display_value(old.get(f)), display_value(new.get(f))) for f in names if old.get(f) != new.get(f)
+    ]
+
+
+def shown_keys(diff: dict[str, Any], shown: int) -> tuple[list[str], list[str], list[str]]:
+    """The keys of a diff a page shows with their text: (added, removed, changed), each at most ``shown``."""
+    return diff["added"][:shown], diff["removed"][:shown], diff["changed"][:shown]
+
+
+def items_text_diff(
+    *,
+    dataset: str,
+    diff: dict[str, Any],
+    before: dict[str, dict[str, Any]],
+    after: dict[str, dict[str, Any]],
+    shown: int,
+) -> dict[str, Any]:
+    """A diff's items with their text: what the added and removed items say, and for each
+    changed item what it says now and which fields changed (``before``/``after``: the
+    payloads of the shown keys on each side)."""
+    added, removed, changed = shown_keys(diff, shown)
+    return {
+        "counts": diff["counts"],
+        "shown": shown,
+        "added": [{"key": k, "text": item_text(dataset, after[k])} for k in added],
+        "removed": [{"key": k, "text": item_text(dataset, before[k])} for k in removed],
+        "changed": [
+            {"key": k, "text": item_text(dataset, after[k]), "fields": field_changes(before[k], after[k])}
+            for k in changed
+        ],
+    }

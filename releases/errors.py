@@ -29,9 +29,16 @@ class ReleaseStateError(ReleaseError):
 
 
 class ReleaseValidationError(ReleaseError):
-    """Bad input: a malformed version, an unknown data set, a version that exists already."""
+    """Bad input: a malformed version, an unknown data set, a version that exists already.
+
+    ``field`` names the input at fault ("version", "split", ...) so that a form can show
+    the message beside it; "" when no single input is."""
 
     status = 400
+
+    def __init__(self, message: str = "", *, field: str = "", status: int | None = None) -> None:
+        super().__init__(message, status=status)
+        self.field = field
 
 
 class ReleaseIntegrityError(ReleaseError):

@@ -12,12 +12,8 @@ def user_can_create_release(*, user: Actor) -> bool:
     return user_is_curator(user)
 
 
-def user_can_approve_release(*, user: Actor, release: Release) -> bool:
-    return user_is_curator(user) and release.status == ReleaseStatus.DRAFT
-
-
-def user_can_publish_release(*, user: Actor, release: Release) -> bool:
-    return user_is_curator(user) and release.status == ReleaseStatus.APPROVED
+# Whether a curator may approve or publish a given release now depends on its state
+# and on the second-approver setting: releases.services.release_actions answers it.
 
 
 def user_can_see_drafts(*, user: Actor) -> bool:

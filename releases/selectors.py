@@ -2,19 +2,26 @@
 
 import hashlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from django.conf import settings
+from django.db.models import Count
 from django.http import Http404
 
 from core.roles import Actor
+from datasets.models import ComVEItem, Reason, Schema
+from releases.diff import items_text_diff, release_items_diff, shown_keys
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
-from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.models import Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
 from releases.permissions import user_can_see_drafts
+from releases.semver import next_versions
 
 logger = logging.getLogger(__name__)
+ENTRY_CHUNK = 2000
+DIFF_SHOWN = 100  # items of each kind a diff page shows with their text
 
 
 def release_list(*, user: Actor, dataset: str = "") -> Any:
@@ -32,6 +39,28 @@ def release_get(*, user: Actor, name: str, version: str) -> Release:
     if release is None:
         raise Http404("no such release")
     return release
+
+
+def release_previous(
+    *, name: str, key: tuple[int, int, int], exclude_pk: int | None = None
+) -> Release | None:
+    """The highest version of release ``name`` below ``key`` (X, Y, Z), whatever its status."""
+    older = [
+        r
+        for r in Release.objects.filter(name=name).exclude(pk=exclude_pk)
+        if (r.version_major, r.version_minor, r.version_patch) < key
+    ]
+    return max(older, key=lambda r: (r.version_major, r.version_minor, r.version_patch), default=None)
+
+
+def release_entries(release: Release) -> Iterator[tuple[str, str, Any]]:
+    """(key, digest, payload) of the release's frozen items in release order, streamed."""
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .order_by("position")
+        .values_list("key", "digest", "payload")
+    )
+    return rows.iterator(chunk_size=ENTRY_CHUNK)
 
 
 def release_file_get(*, user: Actor, release: Release, file_name: str) -> ReleaseFile:
@@ -89,3 +118,73 @@ def release_file_verified_path(*, release_file: ReleaseFile, check_bytes: bool =
             f"{release.ref}/{release_file.name}: the bytes on disk no longer match the manifest's SHA-256"
         )
     return path
+
+
+def release_versions(*, user: Actor, name: str) -> list[Release]:
+    """The versions of release ``name`` the user may see, lowest first."""
+    releases = list(release_list(user=user).filter(name=name))
+    return sorted(releases, key=lambda r: (r.version_major, r.version_minor, r.version_patch))
+
+
+def release_item_payloads(release: Release, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """key -> frozen payload of the release's items with these keys."""
+    return dict(ReleaseItem.objects.filter(release=release, key__in=keys).values_list("key", "payload"))
+
+
+def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) -> dict[str, Any]:
+    """What changed from ``old`` to ``new`` (two versions of one release name, either
+    order): exact counts, and for up to ``shown`` items of each kind their text (added,
+    removed) or the fields that changed with their values before and after."""
+    diff = release_items_diff(
+        dataset=new.dataset,
+        previous_version=old.version,
+        old=release_entries(old),
+        new=release_entries(new),
+    )
+    added, removed, changed = shown_keys(diff, shown)
+    before = release_item_payloads(old, removed + changed)
+    after = release_item_payloads(new, added + changed)
+    return {
+        "old": old,
+        "new": new,
+        **items_text_diff(dataset=new.dataset, diff=diff, before=before, after=after, shown=shown),
+    }
+
+
+def release_collections() -> list[str]:
+    """The WSC collections a WSC or WinoWhy release can be narrowed to."""
+    return list(Schema.objects.order_by("collection").values_list("collection", flat=True).distinct())
+
+
+def release_sources() -> list[dict[str, Any]]:
+    """What can be released now: per data set and collection or split, how many items
+    (ComVE's own demo items are not a release data set, so they are not listed)."""
+    counts: list[tuple[str, str, str, int]] = []
+    schemas = Schema.objects.values_list("collection").annotate(n=Count("id")).order_by("collection")
+    counts += [(ReleaseDataset.WSC, collection, "", n) for collection, n in schemas]
+    reasons = Reason.objects.values_list("schema__collection").annotate(n=Count("id"))
+    counts += [(ReleaseDataset.WINOWHY, c, "", n) for c, n in reasons.order_by("schema__collection")]
+    comve = (
+        ComVEItem.objects.filter(dataset__in=ReleaseDataset.values)
+        .values_list("dataset", "split")
+        .annotate(n=Count("id"))
+        .order_by("dataset", "split")
+    )
+    counts += [(dataset, "", split, n) for dataset, split, n in comve]
+    labels = dict(ReleaseDataset.choices)
+    return [
+        {"dataset": d, "label": labels[d], "collection": c, "split": sp, "items": n} for d, c, sp, n in counts
+    ]
+
+
+def release_names(*, user: Actor) -> list[dict[str, Any]]:
+    """Each release name with its data set and its highest version (to pick the next one)."""
+    latest: dict[str, Release] = {}
+    for release in release_list(user=user):
+        key = (release.version_major, release.version_minor, release.version_patch)
+        held = latest.get(release.name)
+        if held is None or key > (held.version_major, held.version_minor, held.version_patch):
+            latest[release.name] = release
+    return [
+        {"name": name, "release": r, "next": next_versions(r.version)} for name, r in sorted(latest.items())
+    ]

@@ -11,6 +11,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVESplit
 from releases import snapshot
 from releases.bundle import bundle_name, write_bundle
-from releases.diff import first_version_diff, release_items_diff
+from releases.diff import first_version_diff, items_text_diff, release_items_diff, shown_keys
 from releases.errors import (
     ReleaseError,
     ReleaseImmutableError,
@@ -37,7 +38,13 @@ from releases.errors import (
 )
 from releases.exports import BuiltFile, build_release_folder, file_sha256, payload_digest, verify_folder
 from releases.models import BuildStatus, Release, ReleaseDataset, ReleaseFile, ReleaseItem, ReleaseStatus
-from releases.selectors import release_file_verified_path
+from releases.selectors import (
+    DIFF_SHOWN,
+    release_entries,
+    release_file_verified_path,
+    release_item_payloads,
+    release_previous,
+)
 from releases.semver import parse_version
 
 logger = logging.getLogger(__name__)
@@ -71,12 +78,7 @@ def release_meta(release: Release) -> dict[str, Any]:
 
 def _previous_release(release: Release) -> Release | None:
     key = (release.version_major, release.version_minor, release.version_patch)
-    older = [
-        r
-        for r in Release.objects.filter(name=release.name).exclude(pk=release.pk)
-        if (r.version_major, r.version_minor, r.version_patch) < key
-    ]
-    return max(older, key=lambda r: (r.version_major, r.version_minor, r.version_patch), default=None)
+    return release_previous(name=release.name, key=key, exclude_pk=release.pk)
 
 
 def _agreement_summary(dataset: str, selection: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +132,127 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, sort_keys=True))
 
 
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """What a curator asked to release, checked: the items it will freeze come from
+    ``dataset`` narrowed by ``selection``."""
+
+    name: str
+    dataset: str
+    version: str
+    key: tuple[int, int, int]
+    split: str
+    selection: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReleasePreview:
+    """What release_create would write, computed without writing anything."""
+
+    request: ReleaseRequest
+    item_count: int
+    previous_version: str
+    diff: dict[str, Any]
+    items: dict[str, Any] | None  # releases.diff.items_text_diff: the shown items' text
+
+    @property
+    def dataset_label(self) -> str:
+        return str(ReleaseDataset(self.request.dataset).label)
+
+
+def _release_request(*, name: str, dataset: str, version: str, split: str, collection: str) -> ReleaseRequest:
+    """The checked request, or ReleaseValidationError naming the input at fault."""
+    if not name or slugify(name) != name:
+        raise ReleaseValidationError(
+            f"name {name!r} must be a slug: lowercase letters, digits and hyphens", field="name"
+        )
+    if dataset not in ReleaseDataset.values:
+        raise ReleaseValidationError(
+            f"unknown data set {dataset!r}; choose one of {', '.join(ReleaseDataset.values)}", field="dataset"
+        )
+    key = parse_version(version)
+    selection: dict[str, Any] = {}
+    if dataset in (ReleaseDataset.COMVE, ReleaseDataset.SENMAKING):
+        split = split or ("pilot" if dataset == ReleaseDataset.SENMAKING else "")
+        if split not in ComVESplit.values:
+            raise ReleaseValidationError(
+                f"data set {dataset} needs a split, one of {', '.join(ComVESplit.values)} (got {split!r})",
+                field="split",
+            )
+        selection["split"] = split
+    elif split:
+        raise ReleaseValidationError(
+            f"a split applies to comve and senmaking, not to {dataset}: leave it empty", field="split"
+        )
+    if collection:
+        selection["collection"] = collection
+    return ReleaseRequest(
+        name=name, dataset=dataset, version=version, key=key, split=split, selection=selection
+    )
+
+
+def _refuse_taken(request: ReleaseRequest) -> None:
+    name, version = request.name, request.version
+    if Release.objects.filter(name=name, version=version).exists():
+        raise ReleaseValidationError(
+            f"release {name} {version} exists already; pick a new version", field="version"
+        )
+    other = Release.objects.filter(name=name).exclude(dataset=request.dataset)
+    for existing in other.values_list("dataset", flat=True)[:1]:
+        raise ReleaseValidationError(
+            f"release {name} is a {existing} release, not {request.dataset}: pick another name", field="name"
+        )
+
+
+def _nothing_to_release(request: ReleaseRequest) -> ReleaseValidationError:
+    where = ", ".join(f"{k} {v!r}" for k, v in request.selection.items()) or "the data set"
+    return ReleaseValidationError(
+        f"no {request.dataset} items in {where}: nothing to release",
+        field="collection" if "collection" in request.selection else "dataset",
+    )
+
+
+def release_create_preview(
+    *, name: str, dataset: str, version: str, split: str = "", collection: str = "", user: Actor | None = None
+) -> ReleasePreview:
+    """The counts and the diff against the previous version that ``release_create`` with
+    the same arguments would freeze now; writes nothing. Refuses what release_create refuses."""
+    require_curator(user, "create")
+    request = _release_request(
+        name=name, dataset=dataset, version=version, split=split, collection=collection
+    )
+    _refuse_taken(request)
+    previous = release_previous(name=name, key=request.key)
+    new = (
+        (key, payload_digest(payload), payload)
+        for key, payload in snapshot.item_payloads(request.dataset, request.selection)
+    )
+    if previous is None:
+        diff = first_version_diff(sum(1 for _ in new))
+    else:
+        diff = release_items_diff(
+            dataset=dataset, previous_version=previous.version, old=release_entries(previous), new=new
+        )
+    counts = diff["counts"]
+    count = counts["added"] + counts["changed"] + counts["unchanged"]
+    if count == 0:
+        raise _nothing_to_release(request)
+    items = None
+    if previous is not None:  # the shown items' text: their payloads read again, a page's worth
+        added, removed, changed = shown_keys(diff, DIFF_SHOWN)
+        wanted = set(added + changed)
+        after = {k: p for k, p in snapshot.item_payloads(request.dataset, request.selection) if k in wanted}
+        before = release_item_payloads(previous, removed + changed)
+        items = items_text_diff(dataset=dataset, diff=diff, before=before, after=after, shown=DIFF_SHOWN)
+    return ReleasePreview(
+        request=request,
+        item_count=count,
+        previous_version=previous.version if previous else "",
+        diff=diff,
+        items=items,
+    )
+
+
 def release_create(
     *,
     name: str,
@@ -142,31 +265,13 @@ def release_create(
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after commit."""
     require_curator(user, "create")
-    if not name or slugify(name) != name:
-        raise ReleaseValidationError(f"release name {name!r} must be a slug (lowercase letters, digits, -)")
-    if dataset not in ReleaseDataset.values:
-        raise ReleaseValidationError(
-            f"unknown data set {dataset!r}; choose one of {', '.join(ReleaseDataset.values)}"
-        )
-    major, minor, patch = parse_version(version)
-    selection: dict[str, Any] = {}
-    if dataset in (ReleaseDataset.COMVE, ReleaseDataset.SENMAKING):
-        split = split or ("pilot" if dataset == ReleaseDataset.SENMAKING else "")
-        if split not in ComVESplit.values:
-            raise ReleaseValidationError(
-                f"data set {dataset} needs --split, one of {', '.join(ComVESplit.values)} (got {split!r})"
-            )
-        selection["split"] = split
-    elif split:
-        raise ReleaseValidationError(f"--split applies to comve and senmaking, not to {dataset}")
-    if collection:
-        selection["collection"] = collection
+    request = _release_request(
+        name=name, dataset=dataset, version=version, split=split, collection=collection
+    )
+    major, minor, patch = request.key
+    split, selection = request.split, request.selection
     with transaction.atomic():
-        if Release.objects.filter(name=name, version=version).exists():
-            raise ReleaseValidationError(f"release {name}@{version} exists already; pick a new version")
-        other = Release.objects.filter(name=name).exclude(dataset=dataset).values_list("dataset", flat=True)
-        for existing in other[:1]:
-            raise ReleaseValidationError(f"release {name} is a {existing} release, not {dataset}")
+        _refuse_taken(request)
         try:
             with transaction.atomic():
                 release = Release.objects.create(
@@ -183,7 +288,7 @@ def release_create(
                 )
         except IntegrityError as error:  # created at the same moment by someone else
             raise ReleaseValidationError(
-                f"release {name}@{version} exists already; pick a new version"
+                f"release {name} {version} exists already; pick a new version", field="version"
             ) from error
         count = 0
         batch: list[ReleaseItem] = []
@@ -200,9 +305,7 @@ def release_create(
         if batch:
             ReleaseItem.objects.bulk_create(batch)
         if count == 0:
-            raise ReleaseValidationError(
-                f"no {dataset} items match {selection or 'the selection'}: nothing to release"
-            )
+            raise _nothing_to_release(request)
         previous = _previous_release(release)
         release.item_count = count
         release.previous_version = previous.version if previous else ""
@@ -236,23 +339,14 @@ def release_build_enqueue(*, release_id: int, force: bool = False) -> bool:
     return job_send(lambda: release_build_task.delay(release_id=release_id, force=force), on_error=failed)
 
 
-def _entries(release: Release) -> Iterator[tuple[str, str, Any]]:
-    rows = (
-        ReleaseItem.objects.filter(release=release)
-        .order_by("position")
-        .values_list("key", "digest", "payload")
-    )
-    return rows.iterator(chunk_size=BATCH)
-
-
 def release_diff_compute(*, release: Release, previous: Release | None) -> dict[str, Any]:
     if previous is None:  # no need to read the items back
         return first_version_diff(ReleaseItem.objects.filter(release=release).count())
     return release_items_diff(
         dataset=release.dataset,
         previous_version=previous.version if previous else None,
-        old=_entries(previous) if previous else iter(()),
-        new=_entries(release),
+        old=release_entries(previous),
+        new=release_entries(release),
     )
 
 
@@ -452,19 +546,74 @@ def release_changelog_update(*, release: Release, changelog: str, user: Actor | 
     return locked
 
 
+def _step_refusal(
+    *, release: Release, user: Actor | None, action: str, needs: str, wrong_state: str
+) -> ReleaseError | None:
+    """What any step refuses: a user who is not a curator, a published release, a release
+    not in the state ``needs`` (``wrong_state`` says why, after the release's name)."""
+    if user is not None and not user_is_curator(user):
+        return ReleasePermissionError(f"only curators may {action} a release")
+    label = f"{release.name} {release.version}"
+    if release.status == ReleaseStatus.PUBLISHED:
+        return ReleaseImmutableError(f"{label} is published and can never change")
+    if release.status != needs:
+        return ReleaseStateError(f"{label} {wrong_state.format(status=release.status)}")
+    return None
+
+
+def release_approve_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
+    """Why ``user`` may not approve ``release`` now (the error release_approve raises), or
+    None when they may. Pages ask it to offer only the actions the state allows."""
+    refusal = _step_refusal(
+        release=release,
+        user=user,
+        action="approve",
+        needs=ReleaseStatus.DRAFT,
+        wrong_state="is {status} already; only a draft can be approved",
+    )
+    if refusal is not None:
+        return refusal
+    label = f"{release.name} {release.version}"
+    if release.build_status != BuildStatus.DONE:
+        return ReleaseStateError(
+            f"{label}: its files are {release.get_build_status_display()}; approve once they are built"
+        )
+    account = account_of(user)
+    if (
+        settings.WINNOW_RELEASE_SECOND_APPROVER
+        and account is not None
+        and release.created_by_id is not None
+        and release.created_by_id == account.pk
+    ):
+        return ReleasePermissionError(
+            f"{label}: you created this release, and on this server another curator must approve it"
+        )
+    return None
+
+
+def release_publish_refusal(*, release: Release, user: Actor | None) -> ReleaseError | None:
+    """Why ``user`` may not publish ``release`` now (the error release_publish raises before
+    checking the files), or None when they may."""
+    refusal = _step_refusal(
+        release=release,
+        user=user,
+        action="publish",
+        needs=ReleaseStatus.APPROVED,
+        wrong_state="is a {status}; approve it before publishing",
+    )
+    if refusal is None and (release.build_status != BuildStatus.DONE or not release.manifest):
+        return ReleaseStateError(f"{release.name} {release.version}: its files are not built")
+    return refusal
+
+
 def release_approve(*, release: Release, user: Actor | None) -> Release:
-    """draft -> approved, by a curator, once the files are built."""
-    require_curator(user, "approve")
+    """draft -> approved, by a curator, once the files are built (by another curator than
+    its creator when WINNOW_RELEASE_SECOND_APPROVER is on)."""
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
-        if locked.status == ReleaseStatus.PUBLISHED:
-            raise ReleaseImmutableError(f"release {locked.ref} is published and can never change")
-        if locked.status != ReleaseStatus.DRAFT:
-            raise ReleaseStateError(f"release {locked.ref} is {locked.status}; only a draft can be approved")
-        if locked.build_status != BuildStatus.DONE:
-            raise ReleaseStateError(
-                f"release {locked.ref}: files are {locked.get_build_status_display()}; approve once they are built"
-            )
+        refusal = release_approve_refusal(release=locked, user=user)
+        if refusal is not None:
+            raise refusal
         Release.objects.filter(pk=locked.pk, status=ReleaseStatus.DRAFT).update(
             status=ReleaseStatus.APPROVED, approved_by=account_of(user), approved_at=timezone.now()
         )
@@ -474,19 +623,15 @@ def release_approve(*, release: Release, user: Actor | None) -> Release:
 
 def release_publish(*, release: Release, user: Actor | None) -> Release:
     """approved -> published, by a curator; the files must match the manifest. Final."""
-    require_curator(user, "publish")
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
-        if locked.status == ReleaseStatus.PUBLISHED:
-            raise ReleaseImmutableError(f"release {locked.ref} is published already and can never change")
-        if locked.status != ReleaseStatus.APPROVED:
-            raise ReleaseStateError(f"release {locked.ref} is {locked.status}; approve it before publishing")
-        if locked.build_status != BuildStatus.DONE or not locked.manifest:
-            raise ReleaseStateError(f"release {locked.ref}: files are not built")
+        refusal = release_publish_refusal(release=locked, user=user)
+        if refusal is not None:
+            raise refusal
         folder = release_folder(locked)
         problems = verify_folder(manifest=locked.manifest, folder=folder)
         if problems:
-            raise ReleaseIntegrityError(f"release {locked.ref}: " + "; ".join(problems))
+            raise ReleaseIntegrityError(f"{locked.name} {locked.version}: " + "; ".join(problems))
         _freeze_on_disk(folder)
         folder.chmod(0o555)  # no file can be added, removed or renamed either
         Release.objects.filter(pk=locked.pk, status=ReleaseStatus.APPROVED).update(
@@ -494,6 +639,16 @@ def release_publish(*, release: Release, user: Actor | None) -> Release:
         )
     locked.refresh_from_db()
     return locked
+
+
+def release_actions(*, release: Release, user: Actor | None) -> dict[str, ReleaseError | None]:
+    """The next step of a release that is not published ("approve" for a draft, "publish"
+    once approved) with why ``user`` may not take it (None: they may). Published: {}."""
+    if release.status == ReleaseStatus.DRAFT:
+        return {"approve": release_approve_refusal(release=release, user=user)}
+    if release.status == ReleaseStatus.APPROVED:
+        return {"publish": release_publish_refusal(release=release, user=user)}
+    return {}
 
 
 def release_delete(*, release: Release, user: Actor | None) -> None:

@@ -1,20 +1,32 @@
-"""Release pages: the list, one release (card, diff, files, build progress), downloads."""
+"""Release pages: the list, one release (card, diff, files, build progress, the steps its
+state allows), downloads; for curators: create (previewed first), approve, publish; the
+diff between any two versions."""
 
+from collections.abc import Callable
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import render
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
 from core.roles import user_roles
 from releases import selectors, services
 from releases.card_html import card_html
-from releases.errors import ReleaseIntegrityError
+from releases.errors import (
+    ReleaseError,
+    ReleaseIntegrityError,
+    ReleasePermissionError,
+    ReleaseValidationError,
+)
 from releases.exports import JSONL_CONFIGS
+from releases.forms import ReleaseCompareForm, ReleaseCreateForm
 from releases.models import BuildStatus, Release, ReleaseStatus
-from releases.permissions import user_can_approve_release, user_can_publish_release
+from releases.notices import approved_notice, created_notice, published_notice
+from releases.permissions import user_can_create_release
 
 
 def _require_role(request: HttpRequest) -> None:
@@ -42,8 +54,7 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
         "card": mark_safe(card_html(_card_text(release))),  # noqa: S308
         "bundle": _bundle(release),
         "configs": JSONL_CONFIGS.get(release.dataset, ()),
-        "can_approve": user_can_approve_release(user=request.user, release=release),
-        "can_publish": user_can_publish_release(user=request.user, release=release),
+        "actions": _actions(request, release),
     }
     template = "releases/release_detail.html"
     if getattr(request, "htmx", False):  # django-htmx middleware
@@ -95,3 +106,121 @@ def release_download(request: HttpRequest, name: str, version: str, file_name: s
     response = FileResponse(handle, as_attachment=True, filename=release_file.name)
     response["X-Checksum-SHA256"] = release_file.sha256
     return response
+
+
+def _actions(request: HttpRequest, release: Release) -> dict[str, str | None]:
+    """The release's next step for a curator, with why it cannot be taken yet (None: it can)."""
+    if not user_can_create_release(user=request.user):
+        return {}
+    steps = services.release_actions(release=release, user=request.user)
+    return {step: (refusal.message if refusal else None) for step, refusal in steps.items()}
+
+
+def _require_curator(request: HttpRequest) -> None:
+    if not user_can_create_release(user=request.user):
+        raise ReleasePermissionError("Only curators create, approve and publish releases.")
+
+
+@login_required
+def release_create(request: HttpRequest) -> HttpResponse:
+    """Choose the data and a version, see what would be frozen (counts, diff against the
+    previous version), then create the draft. Nothing is written before "Create"."""
+    _require_curator(request)
+    collections = selectors.release_collections()
+    data = request.POST if request.method == "POST" else None
+    form = ReleaseCreateForm(data, initial=request.GET.dict() or None, collections=collections)
+    preview = None
+    previewed = ""
+    if request.method == "POST" and form.is_valid():
+        kwargs = form.service_kwargs()
+        creating = request.POST.get("step") == "create"
+        try:
+            if creating and request.POST.get("previewed") == form.fingerprint():
+                release = services.release_create(
+                    **kwargs, changelog=form.cleaned_data["changelog"], user=request.user
+                )
+                release.refresh_from_db()  # its build may have run on commit already
+                messages.success(request, created_notice(release))
+                return redirect("releases:release-detail", name=release.name, version=release.version)
+            if creating:
+                messages.warning(request, "The fields changed since the preview: check the new preview.")
+            preview = services.release_create_preview(**kwargs, user=request.user)
+        except ReleaseValidationError as error:
+            form.add_error(error.field if error.field in form.fields else None, _sentence(error.message))
+        else:
+            previewed = form.fingerprint()
+    context = {
+        "form": form,
+        "preview": preview,
+        "previewed": previewed,
+        "sources": selectors.release_sources(),
+        "names": selectors.release_names(user=request.user),
+    }
+    return render(request, "releases/release_create.html", context, status=400 if form.errors else 200)
+
+
+def _sentence(message: str) -> str:
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
+def _take_step(
+    request: HttpRequest,
+    release: Release,
+    step: Callable[..., Release],
+    refused: str,
+    notice: Callable[[Release], str],
+) -> HttpResponse:
+    """Take a release's step; say what was done, or why not ("Not approved: ..."); back to its page."""
+    try:
+        release = step(release=release, user=request.user)
+    except ReleaseError as error:
+        messages.error(request, _sentence(f"{refused}: {error.message}"))
+    else:
+        messages.success(request, notice(release))
+    return redirect("releases:release-detail", name=release.name, version=release.version)
+
+
+@login_required
+@require_POST
+def release_approve(request: HttpRequest, name: str, version: str) -> HttpResponse:
+    _require_curator(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    return _take_step(request, release, services.release_approve, "Not approved", approved_notice)
+
+
+@login_required
+def release_publish(request: HttpRequest, name: str, version: str) -> HttpResponse:
+    """GET: the "publishing is final" page, only when the release may be published now;
+    POST: publish (the files are checked against the manifest first)."""
+    _require_curator(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    if request.method == "POST":
+        return _take_step(request, release, services.release_publish, "Not published", published_notice)
+    refusal = services.release_publish_refusal(release=release, user=request.user)
+    if refusal is not None:
+        messages.error(request, _sentence(f"Cannot publish: {refusal.message}"))
+        return redirect("releases:release-detail", name=release.name, version=release.version)
+    return render(request, "releases/release_publish.html", {"release": release})
+
+
+@login_required
+def release_compare(request: HttpRequest, name: str) -> HttpResponse:
+    """Any two versions of one release, chosen: the items added, removed and changed, with their text."""
+    _require_role(request)
+    versions = selectors.release_versions(user=request.user, name=name)
+    if not versions:
+        raise Http404("no such release")
+    query = request.GET.dict()
+    if "old" not in query and "new" not in query and len(versions) > 1:
+        query = {"old": versions[-2].version, "new": versions[-1].version}
+    form = ReleaseCompareForm(query or None, versions=versions)
+    diff = None
+    if len(versions) < 2:  # nothing to compare: the page says so, whatever was asked
+        form = ReleaseCompareForm(None, versions=versions)
+    elif form.is_bound and form.is_valid():
+        by_version = {r.version: r for r in versions}
+        diff = selectors.release_pair_diff(
+            old=by_version[form.cleaned_data["old"]], new=by_version[form.cleaned_data["new"]]
+        )
+    context = {"name": name, "versions": versions, "form": form, "diff": diff}
+    return render(request, "releases/release_compare.html", context, status=400 if form.errors else 200)

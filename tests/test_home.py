@@ -16,12 +16,12 @@ CAMPAIGNS = reverse("annotation:campaign-list")
 NEW_CAMPAIGN = reverse("annotation:campaign-create")
 AGREEMENT = reverse("agreement:index")
 RELEASES = reverse("releases:release-list")
-RELEASE_ADMIN = reverse("admin:releases_release_changelist")
+RELEASE_PAGES = reverse("releases:release-create")
 ADMIN = reverse("admin:index")
 API_DOCS = reverse("api-docs")
 EVALUATION = reverse("evaluation:run-list")
 
-CURATOR_ONLY = {IMPORT, NEW_CAMPAIGN, AGREEMENT, RELEASE_ADMIN, ADMIN}
+CURATOR_ONLY = {IMPORT, NEW_CAMPAIGN, AGREEMENT, RELEASE_PAGES, ADMIN}
 
 
 def _hrefs(html: str, section: str | None = None) -> set[str]:
@@ -61,7 +61,7 @@ def test_annotator_sees_campaigns_and_own_progress_and_no_curator_links(client, 
 
 def test_curator_sees_import_campaigns_agreement_releases_and_admin(client, curator):
     html = _home(client, curator)
-    assert {IMPORT, CAMPAIGNS, NEW_CAMPAIGN, AGREEMENT, RELEASES, EVALUATION, RELEASE_ADMIN, ADMIN} <= _hrefs(
+    assert {IMPORT, CAMPAIGNS, NEW_CAMPAIGN, AGREEMENT, RELEASES, EVALUATION, RELEASE_PAGES, ADMIN} <= _hrefs(
         html, "home-curator"
     )
     assert 'id="home-annotator"' not in html and 'id="home-researcher"' not in html

@@ -4,6 +4,7 @@ pytest-django's live_server. Reusable fixtures: ``browser``, ``page``, ``login``
 Playwright's sync API runs an event loop in the test thread; Django refuses database
 calls from a thread with a running loop unless DJANGO_ALLOW_ASYNC_UNSAFE is set."""
 
+import importlib
 import os
 from pathlib import Path
 
@@ -75,3 +76,24 @@ def login():
         return page
 
     return do
+
+
+@pytest.fixture
+def published_releases_removed_afterwards(transactional_db):
+    """The live server needs committed rows, and the flush after the test cannot delete a
+    published release (the database's guard triggers refuse it): lift the guards (the SQL
+    of their own migration), delete the release rows, put the guards back."""
+    yield
+    from django.db import connection
+
+    guards = importlib.import_module("datasets.migrations.0004_release_published_guards")
+    postgres = connection.vendor == "postgresql"
+    lift = guards.POSTGRES_BACKWARD if postgres else guards._sqlite_backward()
+    restore = guards.POSTGRES_FORWARD if postgres else guards._sqlite_forward()
+    with connection.cursor() as cursor:
+        for statement in lift:
+            cursor.execute(statement)
+        for table in ("datasets_releasefile", "datasets_releaseitem", "datasets_release"):
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        for statement in restore:
+            cursor.execute(statement)

@@ -2,7 +2,6 @@
 Hugging Face `datasets` (issue 15): the same rows as the release's JSONL."""
 
 import hashlib
-import importlib
 import json
 import zipfile
 
@@ -12,27 +11,6 @@ from tests.releases.factories import make_schemas, published_release
 from tests.releases.hf import hf_load
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-
-
-@pytest.fixture
-def published_releases_removed_afterwards(transactional_db):
-    """The live server needs committed rows, and the flush after the test cannot delete a
-    published release (the database's guard triggers refuse it): lift the guards (the SQL
-    of their own migration), delete the release rows, put the guards back."""
-    yield
-    from django.db import connection
-
-    guards = importlib.import_module("datasets.migrations.0004_release_published_guards")
-    postgres = connection.vendor == "postgresql"
-    lift = guards.POSTGRES_BACKWARD if postgres else guards._sqlite_backward()
-    restore = guards.POSTGRES_FORWARD if postgres else guards._sqlite_forward()
-    with connection.cursor() as cursor:
-        for statement in lift:
-            cursor.execute(statement)
-        for table in ("datasets_releasefile", "datasets_releaseitem", "datasets_release"):
-            cursor.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-        for statement in restore:
-            cursor.execute(statement)
 
 
 def test_a_researcher_downloads_the_release_in_one_file_and_loads_it_with_datasets(

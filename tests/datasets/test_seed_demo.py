@@ -116,6 +116,18 @@ def test_release_demo_publishes_the_demo_schemas_and_reasons_once(settings, tmp_
     assert Release.objects.count() == 2
 
 
+def test_release_demo_publishes_when_the_server_asks_for_a_second_approver(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.WINNOW_RELEASE_SECOND_APPROVER = True
+    seed()
+    release_demo()
+    releases = list(Release.objects.all())
+    assert len(releases) == 2
+    for release in releases:
+        assert release.status == ReleaseStatus.PUBLISHED
+        assert release.created_by.username == "curator" and release.approved_by is None  # the system
+
+
 def test_release_demo_without_the_demo_data_says_to_seed_first():
     with pytest.raises(CommandError, match="seed_demo"):
         release_demo()

@@ -2,6 +2,9 @@
 
 from typing import Any
 
+from django.contrib.auth.models import Group, User
+
+from core.roles import Role
 from datasets.models import ComVEItem, Reason, Schema
 from releases import services
 from releases.models import Release
@@ -98,3 +101,10 @@ def published_release(captured: Any, *, user: Any, **kw: Any) -> Release:
     release = create_release(captured, user=user, **kw)
     services.release_approve(release=release, user=user)
     return services.release_publish(release=release, user=user)
+
+
+def make_curator(username: str = "cleo") -> Any:
+    """Another curator (password "pw-<username>", as the role fixtures of tests/conftest.py)."""
+    user = User.objects.create_user(username=username, password=f"pw-{username}")
+    user.groups.add(Group.objects.get_or_create(name=Role.CURATOR.value)[0])
+    return user

@@ -52,7 +52,10 @@ class Command(BaseCommand):
                     user=user,
                 )
                 release = services.release_build(release_id=release.pk)
-                release = services.release_approve(release=release, user=user)
+                # The demo has one curator: when the server asks for a second approver
+                # (WINNOW_RELEASE_SECOND_APPROVER), the system approves what it created.
+                approver = None if settings.WINNOW_RELEASE_SECOND_APPROVER else user
+                release = services.release_approve(release=release, user=approver)
                 release = services.release_publish(release=release, user=user)
             except ReleaseError as error:
                 raise CommandError(f"{name}@{VERSION}: {error}") from error

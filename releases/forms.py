@@ -1,0 +1,77 @@
+"""The curator's release forms: what to release (previewed, then created) and which two
+versions to compare. Domain checks stay in the services; these only shape the input."""
+
+from typing import Any, cast
+
+from django import forms
+
+from datasets.models import ComVESplit
+from releases.models import Release, ReleaseDataset
+
+
+class ReleaseCreateForm(forms.Form):
+    name = forms.SlugField(
+        max_length=100,
+        label="Release name",
+        help_text="Lowercase letters, digits and hyphens, e.g. wsc273. A new version of an existing "
+        "release uses its name.",
+        error_messages={"invalid": "Release name: use only lowercase letters, digits and hyphens."},
+    )
+    dataset = forms.ChoiceField(label="Data set", choices=ReleaseDataset.choices)
+    collection = forms.ChoiceField(
+        label="Collection (WSC, WinoWhy)",
+        required=False,
+        help_text="Only the schemas (and their reasons) of this collection; empty for all of them.",
+    )
+    split = forms.ChoiceField(
+        label="Split (ComVE, Sen-Making)",
+        required=False,
+        choices=[("", "–"), *ComVESplit.choices],
+        help_text="ComVE needs one; Sen-Making defaults to pilot; leave it empty for WSC and WinoWhy.",
+    )
+    version = forms.CharField(
+        max_length=32,
+        label="Version",
+        help_text="X.Y.Z: the last number up for a fix, the middle one for new labels or items, "
+        "the first for a changed format.",
+    )
+    changelog = forms.CharField(
+        label="Changelog",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What changed and why.",
+    )
+
+    def __init__(self, *args: Any, collections: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = cast(forms.ChoiceField, self.fields["collection"])
+        field.choices = [("", "all collections"), *((c, c) for c in collections)]
+
+    def service_kwargs(self) -> dict[str, str]:
+        data = self.cleaned_data
+        return {k: data.get(k) or "" for k in ("name", "dataset", "version", "split", "collection")}
+
+    def fingerprint(self) -> str:
+        """What a preview showed ("name|dataset|..."): creating needs the fields to match it."""
+        return "|".join(self.service_kwargs().values())
+
+
+class ReleaseCompareForm(forms.Form):
+    old = forms.ChoiceField(label="From version")
+    new = forms.ChoiceField(label="To version")
+
+    def __init__(self, *args: Any, versions: list[Release], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [(r.version, f"{r.version} ({r.status})") for r in versions]
+        for name in ("old", "new"):
+            field = cast(forms.ChoiceField, self.fields[name])
+            field.choices = choices
+            field.error_messages["invalid_choice"] = (
+                f"{field.label}: %(value)s is not a version you can see; choose one from the list."
+            )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("old") and data.get("old") == data.get("new"):
+            self.add_error("new", "To version: choose a version other than the one you compare it with.")
+        return data
