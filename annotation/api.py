@@ -1,20 +1,27 @@
-"""The annotator flow as an API: next item, submit, my progress (DRF, in the OpenAPI schema)."""
+"""Annotation as an API (DRF, in the OpenAPI schema): the annotator's flow (next item,
+submit, my progress) and the curator's campaigns (create, list, watch, status, aggregate),
+with the pages' rules: the campaign form validates a new campaign and the page's services
+write."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.forms import answer_from_post
-from annotation.models import Assignment, Judgment
-from annotation.permissions import IsAnnotator
-from annotation.tasks_registry import task_spec
+from annotation.agreement.services import campaign_agreement_summary
+from annotation.forms import CampaignCreateForm, answer_from_post
+from annotation.models import Assignment, Campaign, CampaignStatus, Judgment, Task
+from annotation.permissions import IsAnnotator, IsCurator
+from annotation.tasks_registry import ITEM_KINDS, task_spec
+from core.api import form_errors
 
 
 class ItemOutput(serializers.Serializer):
@@ -126,3 +133,182 @@ class MyProgressApi(APIView):
         campaign = selectors.campaign_get(user=request.user, name=name)
         p = selectors.my_progress(campaign=campaign, annotator=request.user)
         return Response({"done": p.done, "remaining": p.remaining, "percent": p.percent, "paused": p.paused})
+
+
+# --- curators: create and watch campaigns ----------------------------------------------
+
+
+class CampaignProgressOutput(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Items (gold apart)")
+    complete = serializers.IntegerField(help_text="Items with K judgments")
+    started = serializers.IntegerField(help_text="Items with at least one judgment")
+    flagged = serializers.IntegerField(help_text="Items that need review")
+    judgments = serializers.IntegerField()
+    needed = serializers.IntegerField(help_text="Items x K")
+    percent = serializers.IntegerField()
+    gold_items = serializers.IntegerField()
+
+
+class CampaignOutput(serializers.ModelSerializer):
+    task_label = serializers.CharField(source="get_task_display")
+    progress = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(help_text="The campaign's curator page")
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "name",
+            "url",
+            "task",
+            "task_label",
+            "status",
+            "judgments_per_item",
+            "lease_seconds",
+            "gold_rate",
+            "imported",
+            "selection",
+            "created_at",
+            "progress",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(CampaignProgressOutput)
+    def get_progress(self, campaign: Campaign) -> dict[str, Any]:
+        return selectors.campaign_progress(campaign=campaign)
+
+    def get_url(self, campaign: Campaign) -> str:
+        url = reverse("annotation:campaign-detail", args=[campaign.name])
+        return self.context["request"].build_absolute_uri(url)
+
+
+class AgreementOutput(serializers.Serializer):
+    applicable = serializers.BooleanField(help_text="False for free-text tasks")
+    not_applicable = serializers.CharField(required=False)
+    items_judged = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    annotators = serializers.IntegerField()
+    figures = serializers.DictField(
+        required=False,
+        help_text="Fleiss' kappa, pairwise agreement, Krippendorff's alpha, agreement with the "
+        "majority, gold accuracy: each {value, ci_low, ci_high, undefined}",
+    )
+    url = serializers.CharField(help_text="The agreement page")
+
+
+class CampaignDetailOutput(CampaignOutput):
+    agreement = serializers.SerializerMethodField()
+
+    class Meta(CampaignOutput.Meta):
+        fields = [*CampaignOutput.Meta.fields, "instructions", "agreement"]
+        read_only_fields = fields
+
+    @extend_schema_field(AgreementOutput)
+    def get_agreement(self, campaign: Campaign) -> dict[str, Any]:
+        summary = campaign_agreement_summary(campaign=campaign, include_pairs=False)
+        keep = ("applicable", "not_applicable", "items_judged", "judgments", "annotators", "figures")
+        url = reverse("agreement:detail", args=[campaign.name])
+        return {k: summary[k] for k in keep if k in summary} | {
+            "url": self.context["request"].build_absolute_uri(url)
+        }
+
+
+class CampaignCreateInput(serializers.Serializer):
+    """The campaign form's fields (the form itself validates them, as on the page)."""
+
+    name = serializers.SlugField(max_length=100)
+    task = serializers.ChoiceField(choices=Task.choices)
+    items = serializers.ChoiceField(choices=list(ITEM_KINDS), help_text="What the campaign's items are")
+    filters = serializers.CharField(required=False, help_text="e.g. origin=human, label=positive")
+    ids = serializers.CharField(required=False, help_text="Item ids, separated by commas or spaces")
+    k = serializers.IntegerField(required=False, help_text="Judgments per item (empty: the paper's)")
+    gold_ids = serializers.CharField(required=False, help_text="Ids of items with a known answer")
+    gold_rate = serializers.FloatField(required=False, default=0.1)
+    lease_seconds = serializers.IntegerField(required=False, default=600)
+    slots = serializers.IntegerField(required=False, help_text="ComVE writing slots")
+    instructions = serializers.CharField(required=False, help_text="Empty: the task's instructions")
+
+
+CAMPAIGN_FORM_ERRORS = OpenApiResponse(
+    description="The form's errors, worded as on the page: {field: [message, ...]}; "
+    "non_field_errors for a refusal of the campaign (its message names the field)"
+)
+
+
+class CampaignListApi(generics.ListAPIView):
+    """GET: every campaign with its progress. POST: create one (as the campaign form)."""
+
+    permission_classes = [IsCurator]
+    serializer_class = CampaignOutput
+
+    def get_queryset(self) -> Any:
+        return selectors.campaign_list(user=self.request.user)
+
+    @extend_schema(
+        request=CampaignCreateInput,
+        responses={201: CampaignDetailOutput, 400: CAMPAIGN_FORM_ERRORS},
+        operation_id="annotation_campaigns_create",
+    )
+    def post(self, request: Request) -> Response:
+        form = CampaignCreateForm(request.data)
+        if form.is_valid():
+            try:
+                campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())
+            except services.CampaignError as exc:
+                form.add_error(None, str(exc))
+            else:
+                body = CampaignDetailOutput(campaign, context={"request": request}).data
+                return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return Response(form_errors(form), status=status.HTTP_400_BAD_REQUEST)
+
+
+class CampaignDetailApi(generics.RetrieveAPIView):
+    """Watch a campaign: its progress and its agreement figures (with 95% intervals)."""
+
+    permission_classes = [IsCurator]
+    serializer_class = CampaignDetailOutput
+
+    def get_object(self) -> Campaign:
+        return selectors.campaign_get(user=self.request.user, name=self.kwargs["name"])
+
+
+class CampaignStatusInput(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=CampaignStatus.choices,
+        help_text="active hands items out; draft, paused and closed hand none out",
+    )
+
+
+class CampaignStatusApi(APIView):
+    """Open, pause or close a campaign (what the admin lets a curator change)."""
+
+    permission_classes = [IsCurator]
+
+    @extend_schema(request=CampaignStatusInput, responses={200: CampaignOutput})
+    def post(self, request: Request, name: str) -> Response:
+        campaign = selectors.campaign_get(user=request.user, name=name)
+        data = CampaignStatusInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        campaign = services.campaign_status_set(campaign=campaign, status=data.validated_data["status"])
+        return Response(CampaignOutput(campaign, context={"request": request}).data)
+
+
+class AggregateOutput(serializers.Serializer):
+    items = serializers.IntegerField()
+    aggregated = serializers.IntegerField(help_text="Items with K judgments, labelled")
+    pending = serializers.IntegerField(help_text="Items that still need judgments")
+    changed = serializers.IntegerField()
+    created = serializers.IntegerField()
+    labels = serializers.DictField(child=serializers.IntegerField())
+    extra = serializers.DictField(help_text="e.g. human_accuracy")
+
+
+class CampaignAggregateApi(APIView):
+    """Aggregate the campaign's judgments by the task's rule (the page's Aggregate button)."""
+
+    permission_classes = [IsCurator]
+
+    @extend_schema(request=None, responses={200: AggregateOutput})
+    def post(self, request: Request, name: str) -> Response:
+        campaign = selectors.campaign_get(user=request.user, name=name)
+        summary = services.campaign_aggregate(campaign=campaign)
+        return Response(AggregateOutput(asdict(summary)).data)

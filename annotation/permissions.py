@@ -20,3 +20,10 @@ class IsAnnotator(BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return user_can_annotate(request.user)
+
+
+class IsCurator(BasePermission):
+    message = "Campaign management is for curators."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return user_can_curate(request.user)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
@@ -35,3 +38,12 @@ class JSONParser(parsers.JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError(f"JSON parse error - {TOO_DEEP}") from None
+
+
+def form_errors(form: forms.BaseForm) -> dict[str, list[str]]:
+    """A page's form errors as an API's 400 body: the same words, keyed by the field they
+    concern (DRF's ``non_field_errors`` for the form's own), as DRF's serializers answer."""
+    return {
+        api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field: [str(m) for m in messages]
+        for field, messages in form.errors.items()
+    }
