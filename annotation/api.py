@@ -21,7 +21,7 @@ from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignStatus, Judgment, Task
 from annotation.permissions import IsAnnotator, IsCurator
 from annotation.tasks_registry import ITEM_KINDS, task_spec
-from core.api import form_errors
+from core.api import form_errors, form_input
 
 
 class ItemOutput(serializers.Serializer):
@@ -249,7 +249,7 @@ class CampaignListApi(generics.ListAPIView):
         operation_id="annotation_campaigns_create",
     )
     def post(self, request: Request) -> Response:
-        form = CampaignCreateForm(request.data)
+        form = CampaignCreateForm(form_input(CampaignCreateForm, request.data))
         if form.is_valid():
             try:
                 campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())
@@ -311,4 +311,5 @@ class CampaignAggregateApi(APIView):
     def post(self, request: Request, name: str) -> Response:
         campaign = selectors.campaign_get(user=request.user, name=name)
         summary = services.campaign_aggregate(campaign=campaign)
-        return Response(AggregateOutput(asdict(summary)).data)
+        # (asdict would count a Counter's pairs, not copy it)
+        return Response(AggregateOutput(asdict(summary) | {"labels": dict(summary.labels)}).data)

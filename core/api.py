@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.http import QueryDict
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
@@ -47,3 +48,20 @@ def form_errors(form: forms.BaseForm) -> dict[str, list[str]]:
         api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field: [str(m) for m in messages]
         for field, messages in form.errors.items()
     }
+
+
+def form_input(form_class: type[forms.Form], data: Any) -> Any:
+    """A request's fields for a page's form, over the values the form starts with: a field
+    the caller leaves out takes the value the page shows in it (the campaign form's lease
+    of 600 s, a run's seed 0), as a browser would send it. Sent empty, it stays empty."""
+    merged: Any
+    if isinstance(data, QueryDict):
+        merged = QueryDict(mutable=True)
+        for key in data:
+            merged.setlist(key, data.getlist(key))
+    else:
+        merged = dict(data)
+    for name, field in form_class.base_fields.items():
+        if name not in merged and field.initial is not None and not callable(field.initial):
+            merged[name] = field.initial
+    return merged

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import form_errors
+from core.api import form_errors, form_input
 from core.tables import frame_records
 from core.uploads import refused_uploads
 from evaluation import selectors
@@ -157,7 +157,7 @@ class RunListApi(generics.ListAPIView):
     )
     def post(self, request: Request) -> Response:
         form = RunStartForm(
-            request.data,
+            form_input(RunStartForm, request.data),
             request.FILES,
             refused_uploads=refused_uploads(request._request),
             releases=selectors.published_release_list(),

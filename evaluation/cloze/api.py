@@ -14,7 +14,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api import form_errors
+from core.api import form_errors, form_input
 from core.tables import frame_records
 from evaluation.api import FIELD_ERRORS, page_url
 from evaluation.cloze.permissions import IsClozeResearcher
@@ -104,7 +104,7 @@ class ClozeRunListApi(generics.ListAPIView):
     )
     def post(self, request: Request) -> Response:
         form = ClozeStartForm(
-            request.data,
+            form_input(ClozeStartForm, request.data),
             releases=published_release_list(datasets=("comve", "senmaking")),
             models=model_list(),
         )
