@@ -21,7 +21,7 @@ from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignStatus, Judgment, Task
 from annotation.permissions import IsAnnotator, IsCurator
 from annotation.tasks_registry import ITEM_KINDS, task_spec
-from core.api import form_errors, form_input
+from core.api import form_create, form_input
 
 
 class ItemOutput(serializers.Serializer):
@@ -250,15 +250,13 @@ class CampaignListApi(generics.ListAPIView):
     )
     def post(self, request: Request) -> Response:
         form = CampaignCreateForm(form_input(CampaignCreateForm, request.data))
-        if form.is_valid():
-            try:
-                campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())
-            except services.CampaignError as exc:
-                form.add_error(None, str(exc))
-            else:
-                body = CampaignDetailOutput(campaign, context={"request": request}).data
-                return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
-        return Response(form_errors(form), status=status.HTTP_400_BAD_REQUEST)
+        return form_create(
+            request,
+            form,
+            create=lambda: services.campaign_create(created_by=request.user, **form.service_kwargs()),
+            refused=services.CampaignError,
+            output=CampaignDetailOutput,
+        )
 
 
 class CampaignDetailApi(generics.RetrieveAPIView):

@@ -7,12 +7,14 @@ errors (validation aside); everything else goes to DRF's handler unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.db import transaction
 from django.http import QueryDict
-from rest_framework import parsers
+from rest_framework import parsers, serializers, status
 from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -65,3 +67,39 @@ def form_input(form_class: type[forms.Form], data: Any) -> Any:
         if name not in merged and field.initial is not None and not callable(field.initial):
             merged[name] = field.initial
     return merged
+
+
+Created = TypeVar("Created")
+
+
+def form_create(
+    request: Any,
+    form: forms.Form,
+    *,
+    create: Callable[[], Created],
+    refused: type[WinnowError],
+    output: type[serializers.BaseSerializer],
+    after_commit: Callable[[Created], object] | None = None,
+) -> Response:
+    """The API's side of a page's create form: the form validates (400 with its errors by
+    field, 413 for a file over the upload limit), ``create`` calls the page's service,
+    whose refusal goes on the form as the page shows it (the form's ``add_refusal``, else
+    above the fields), ``after_commit`` sends the job once the row is committed; 201 with
+    the new object (``output``, which has its page's ``url``) and that page as Location."""
+    if form.is_valid():
+        try:
+            created = create()
+        except refused as exc:
+            add_refusal = getattr(form, "add_refusal", None)
+            if add_refusal is not None:
+                add_refusal(exc)
+            else:
+                form.add_error(None, exc.message)
+        else:
+            if after_commit is not None:
+                transaction.on_commit(lambda: after_commit(created))
+            body = output(created, context={"request": request}).data
+            return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+    too_large = bool(getattr(form, "too_large", False))
+    code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE if too_large else status.HTTP_400_BAD_REQUEST
+    return Response(form_errors(form), status=code)

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import form_errors, form_input
+from core.api import form_create, form_input
 from core.tables import frame_records
 from core.uploads import refused_uploads
 from evaluation import selectors
@@ -163,17 +162,14 @@ class RunListApi(generics.ListAPIView):
             releases=selectors.published_release_list(),
             models=selectors.model_list(),
         )
-        if form.is_valid():
-            try:
-                run = evaluation_run_start(**form.service_kwargs(), created_by=request.user)
-            except EvaluationError as exc:
-                form.add_refusal(exc)
-            else:
-                transaction.on_commit(lambda: evaluation_run_enqueue(run_id=run.pk))
-                body = RunOutput(run, context={"request": request}).data
-                return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
-        code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE if form.too_large else status.HTTP_400_BAD_REQUEST
-        return Response(form_errors(form), status=code)
+        return form_create(
+            request,
+            form,
+            create=lambda: evaluation_run_start(**form.service_kwargs(), created_by=request.user),
+            refused=EvaluationError,
+            output=RunOutput,
+            after_commit=lambda run: evaluation_run_enqueue(run_id=run.pk),
+        )
 
 
 class RunDetailApi(generics.RetrieveAPIView):

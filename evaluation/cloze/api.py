@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import generics, serializers, status
+from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api import form_errors, form_input
+from core.api import form_create, form_input
 from core.tables import frame_records
 from evaluation.api import FIELD_ERRORS, page_url
 from evaluation.cloze.permissions import IsClozeResearcher
@@ -108,16 +107,14 @@ class ClozeRunListApi(generics.ListAPIView):
             releases=published_release_list(datasets=("comve", "senmaking")),
             models=model_list(),
         )
-        if form.is_valid():
-            try:
-                run = cloze_run_queue(**form.service_kwargs(), user=request.user)
-            except ClozeError as exc:
-                form.add_refusal(exc)
-            else:
-                transaction.on_commit(lambda: cloze_run_enqueue(run_id=run.pk))
-                body = ClozeRunOutput(run, context={"request": request}).data
-                return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
-        return Response(form_errors(form), status=status.HTTP_400_BAD_REQUEST)
+        return form_create(
+            request,
+            form,
+            create=lambda: cloze_run_queue(**form.service_kwargs(), user=request.user),
+            refused=ClozeError,
+            output=ClozeRunOutput,
+            after_commit=lambda run: cloze_run_enqueue(run_id=run.pk),
+        )
 
 
 class ClozeRunDetailApi(generics.RetrieveAPIView):

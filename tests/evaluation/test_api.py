@@ -11,7 +11,6 @@ from rest_framework.test import APIClient
 
 from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
 from evaluation.services import evaluation_run_create
-from tests.evaluation.cloze_models import build_masked
 from tests.releases.factories import make_comve, published_release
 
 pytestmark = pytest.mark.django_db
@@ -19,13 +18,6 @@ pytestmark = pytest.mark.django_db
 RUNS = reverse("evaluation-api:run-list")
 CLOZE_RUNS = reverse("evaluation-api:cloze-run-list")
 MODELS = reverse("evaluation-api:model-list")
-
-
-@pytest.fixture(scope="module")
-def models_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("models")
-    build_masked(folder / "cloze-bert")
-    return folder
 
 
 @pytest.fixture
@@ -79,28 +71,28 @@ def test_anonymous_callers_are_refused_every_endpoint(api, existing, method, url
     assert response.json()["detail"] == "Authentication credentials were not provided."
 
 
-@pytest.mark.parametrize("role", ["annotator", "nobody"])
-@pytest.mark.parametrize(("method", "url"), EVALUATION_ENDPOINTS)
-def test_annotators_and_users_without_a_role_are_refused_evaluations(
-    api, request, existing, role, method, url
+EVALUATORS_ONLY = "Evaluations are for researchers and curators."
+RESEARCHERS_ONLY = "Cloze analyses are for researchers."  # as the cloze pages
+DENIED = [
+    (method, url, role, EVALUATORS_ONLY)
+    for method, url in EVALUATION_ENDPOINTS
+    for role in ("annotator", "nobody")
+] + [
+    (method, url, role, RESEARCHERS_ONLY)
+    for method, url in CLOZE_ENDPOINTS
+    for role in ("annotator", "curator", "nobody")
+]
+
+
+@pytest.mark.parametrize(("method", "url", "role", "reason"), DENIED)
+def test_each_role_the_pages_refuse_is_refused_each_endpoint(
+    api, request, existing, method, url, role, reason
 ):
     api.force_authenticate(request.getfixturevalue(role))
     response = _call(api, method, url, existing)
     assert response.status_code == 403
-    assert response.json()["detail"] == "Evaluations are for researchers and curators."
-    assert EvaluationRun.objects.count() == 2  # the two existing runs, nothing started
-
-
-@pytest.mark.parametrize("role", ["annotator", "curator", "nobody"])
-@pytest.mark.parametrize(("method", "url"), CLOZE_ENDPOINTS)
-def test_cloze_endpoints_are_for_researchers_only_as_the_cloze_pages(
-    api, request, existing, role, method, url
-):
-    api.force_authenticate(request.getfixturevalue(role))
-    response = _call(api, method, url, existing)
-    assert response.status_code == 403
-    assert response.json()["detail"] == "Cloze analyses are for researchers."
-    assert ClozeRun.objects.count() == 1
+    assert response.json()["detail"] == reason
+    assert (EvaluationRun.objects.count(), ClozeRun.objects.count()) == (2, 1)  # nothing started
 
 
 @pytest.mark.parametrize("role", ["researcher", "curator"])
