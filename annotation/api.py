@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -234,6 +234,7 @@ CAMPAIGN_FORM_ERRORS = OpenApiResponse(
 )
 
 
+@extend_schema_view(get=extend_schema(description="Every campaign, newest first, with its progress."))
 class CampaignListApi(generics.ListAPIView):
     """GET: every campaign with its progress. POST: create one (as the campaign form)."""
 
@@ -247,6 +248,7 @@ class CampaignListApi(generics.ListAPIView):
         request=CampaignCreateInput,
         responses={201: CampaignDetailOutput, 400: CAMPAIGN_FORM_ERRORS},
         operation_id="annotation_campaigns_create",
+        description="Create a campaign, validated as the campaign form: 201 with the campaign.",
     )
     def post(self, request: Request) -> Response:
         form = CampaignCreateForm(form_input(CampaignCreateForm, request.data))

@@ -117,20 +117,22 @@ class RunFilterInput(serializers.Serializer):
 
 
 class RunStartInput(serializers.Serializer):
-    """The evaluation form's fields (the form itself validates them, as on the page)."""
+    """The evaluation form's fields (the form itself validates them, as on the page); a
+    predictions file goes as multipart/form-data (RunStartUpload)."""
 
     release = serializers.CharField(help_text="NAME@VERSION of a published release")
     method = serializers.ChoiceField(choices=Method.choices)
     model = serializers.CharField(
         required=False, help_text="A name from /api/evaluation/models/ (the model methods only)"
     )
-    predictions = serializers.FileField(
-        required=False, help_text="The method 'predictions' only (multipart/form-data)"
-    )
     start_token = serializers.CharField(required=False, help_text="bos (default), eos, a token id or text")
     seed = serializers.IntegerField(required=False, min_value=0, default=0)
     limit = serializers.IntegerField(required=False, min_value=1, help_text="Score only the first N items")
     generate_explanations = serializers.BooleanField(required=False, default=False)
+
+
+class RunStartUpload(RunStartInput):
+    predictions = serializers.FileField(required=False, help_text="The method 'predictions' only")
 
 
 class RunListApi(generics.ListAPIView):
@@ -140,7 +142,11 @@ class RunListApi(generics.ListAPIView):
     permission_classes = [IsEvaluator]
     serializer_class = RunOutput
 
-    @extend_schema(parameters=[RunFilterInput], operation_id="evaluation_runs_list")
+    @extend_schema(
+        parameters=[RunFilterInput],
+        operation_id="evaluation_runs_list",
+        description="Runs, newest first, filtered by release, model, method or status.",
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -150,9 +156,11 @@ class RunListApi(generics.ListAPIView):
         return selectors.run_search(user=self.request.user, **query.validated_data)
 
     @extend_schema(
-        request={"application/json": RunStartInput, "multipart/form-data": RunStartInput},
+        request={"application/json": RunStartInput, "multipart/form-data": RunStartUpload},
         responses={201: RunOutput, 400: FIELD_ERRORS, 413: FIELD_ERRORS},
         operation_id="evaluation_runs_start",
+        description="Start a run, validated as the evaluation form: 201 with the queued run; "
+        "a worker scores it once it is stored (poll its detail).",
     )
     def post(self, request: Request) -> Response:
         form = RunStartForm(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -87,6 +87,7 @@ class ClozeStartInput(serializers.Serializer):
     start_token = serializers.CharField(required=False, help_text="Causal LMs: bos (default), eos, ...")
 
 
+@extend_schema_view(get=extend_schema(description="Cloze runs, newest first."))
 class ClozeRunListApi(generics.ListAPIView):
     """GET: cloze runs, newest first. POST: start one (queued; a worker runs it)."""
 
@@ -100,6 +101,7 @@ class ClozeRunListApi(generics.ListAPIView):
         request=ClozeStartInput,
         responses={201: ClozeRunOutput, 400: FIELD_ERRORS},
         operation_id="evaluation_cloze_runs_start",
+        description="Start a cloze run, validated as the cloze form: 201 with the queued run.",
     )
     def post(self, request: Request) -> Response:
         form = ClozeStartForm(
