@@ -150,7 +150,7 @@ class CampaignProgressOutput(serializers.Serializer):
 
 
 class CampaignOutput(serializers.ModelSerializer):
-    task_label = serializers.CharField(source="get_task_display")
+    task_label = serializers.CharField(source="get_task_display", read_only=True)
     progress = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField(help_text="The campaign's curator page")
 

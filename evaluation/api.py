@@ -63,8 +63,10 @@ class ProgressOutput(serializers.Serializer):
 
 
 class RunOutput(serializers.ModelSerializer):
-    release = serializers.CharField(source="release_label", help_text="NAME@VERSION")
-    model = serializers.CharField(source="model_label", help_text="Registry name, file name or baseline")
+    release = serializers.CharField(source="release_label", read_only=True, help_text="NAME@VERSION")
+    model = serializers.CharField(
+        source="model_label", read_only=True, help_text="Registry name, file name or baseline"
+    )
     model_identity = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField(help_text="The run's page")

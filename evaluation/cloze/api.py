@@ -27,7 +27,7 @@ from evaluation.tasks import cloze_run_enqueue
 
 
 class ClozeRunOutput(serializers.ModelSerializer):
-    model = serializers.CharField(source="model_label", help_text="The model's registry name")
+    model = serializers.CharField(source="model_label", read_only=True, help_text="The model's registry name")
     url = serializers.SerializerMethodField(help_text="The run's page")
 
     class Meta:
