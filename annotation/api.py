@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, serializers, status
@@ -18,7 +19,7 @@ from rest_framework.views import APIView
 from annotation import selectors, services
 from annotation.agreement.services import campaign_agreement_summary
 from annotation.forms import CampaignCreateForm, answer_from_post
-from annotation.models import Assignment, Campaign, CampaignStatus, Judgment, Task
+from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignStatus, Judgment, Task
 from annotation.permissions import IsAnnotator, IsCurator
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from core.api import form_create, form_input
@@ -195,12 +196,39 @@ class AgreementOutput(serializers.Serializer):
     url = serializers.CharField(help_text="The agreement page")
 
 
+class CampaignAnnotatorOutput(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The annotator's user id")
+    username = serializers.CharField()
+    judgments = serializers.IntegerField()
+    gold_accuracy = serializers.FloatField(allow_null=True)
+    paused = serializers.BooleanField()
+
+
+def annotator_rows(campaign: Campaign) -> list[dict[str, Any]]:
+    """The curator page's annotator table (``CampaignAnnotatorOutput`` rows)."""
+    return [
+        {
+            "id": row["member"].annotator_id,
+            "username": row["username"],
+            "judgments": row["judgments"],
+            "gold_accuracy": row["gold_accuracy"],
+            "paused": row["member"].paused,
+        }
+        for row in selectors.campaign_annotators(campaign=campaign)
+    ]
+
+
 class CampaignDetailOutput(CampaignOutput):
+    annotators = serializers.SerializerMethodField()
     agreement = serializers.SerializerMethodField()
 
     class Meta(CampaignOutput.Meta):
-        fields = [*CampaignOutput.Meta.fields, "instructions", "agreement"]
+        fields = [*CampaignOutput.Meta.fields, "instructions", "annotators", "agreement"]
         read_only_fields = fields
+
+    @extend_schema_field(CampaignAnnotatorOutput(many=True))
+    def get_annotators(self, campaign: Campaign) -> list[dict[str, Any]]:
+        return annotator_rows(campaign)
 
     @extend_schema_field(AgreementOutput)
     def get_agreement(self, campaign: Campaign) -> dict[str, Any]:
@@ -313,3 +341,25 @@ class CampaignAggregateApi(APIView):
         summary = services.campaign_aggregate(campaign=campaign)
         # (asdict would count a Counter's pairs, not copy it)
         return Response(AggregateOutput(asdict(summary) | {"labels": dict(summary.labels)}).data)
+
+
+class AnnotatorPauseInput(serializers.Serializer):
+    paused = serializers.BooleanField(help_text="true: no more items for this annotator; false: go on")
+
+
+class CampaignAnnotatorPauseApi(APIView):
+    """Pause an annotator in a campaign, or let them go on (the curator page's button)."""
+
+    permission_classes = [IsCurator]
+
+    @extend_schema(request=AnnotatorPauseInput, responses={200: CampaignAnnotatorOutput})
+    def post(self, request: Request, name: str, user_id: int) -> Response:
+        campaign = selectors.campaign_get(user=request.user, name=name)
+        member = get_object_or_404(CampaignAnnotator, campaign=campaign, annotator_id=user_id)
+        data = AnnotatorPauseInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.campaign_annotator_pause(
+            campaign=campaign, annotator=member.annotator, paused=data.validated_data["paused"]
+        )
+        (row,) = [r for r in annotator_rows(campaign) if r["id"] == user_id]
+        return Response(CampaignAnnotatorOutput(row).data)

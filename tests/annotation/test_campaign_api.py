@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Campaign, CampaignStatus
+from annotation.models import Campaign, CampaignAnnotator, CampaignStatus
 from annotation.services import assignment_next, campaign_create, judgment_submit
 from tests.datasets.factories import SchemaFactory
 
@@ -38,30 +38,47 @@ CURATOR_ENDPOINTS = [
     ("get", "/api/annotation/campaigns/sw/"),
     ("post", "/api/annotation/campaigns/sw/status/"),
     ("post", "/api/annotation/campaigns/sw/aggregate/"),
+    ("post", "/api/annotation/campaigns/sw/annotators/{annotator}/pause/"),
 ]
 
 
-def _call(api, method, url):
+@pytest.fixture
+def member(campaign, annotator2):
+    """An annotator who has taken an item of ``sw`` (so the pause endpoint has someone to pause)."""
+    assignment_next(campaign=campaign, annotator=annotator2)
+    return annotator2
+
+
+def _call(api, method, url, member):
+    url = url.format(annotator=member.pk)
     if method == "post":
-        return api.post(url, {"name": "new", "task": "switchability", "items": "schemas", "status": "closed"})
+        data = {
+            "name": "new",
+            "task": "switchability",
+            "items": "schemas",
+            "status": "closed",
+            "paused": True,
+        }
+        return api.post(url, data)
     return api.get(url)
 
 
 @pytest.mark.parametrize(("method", "url"), CURATOR_ENDPOINTS)
-def test_anonymous_callers_are_refused_every_campaign_endpoint(api, campaign, method, url):
-    response = _call(api, method, url)
+def test_anonymous_callers_are_refused_every_campaign_endpoint(api, member, method, url):
+    response = _call(api, method, url, member)
     assert response.status_code in (401, 403)
     assert response.json()["detail"] == "Authentication credentials were not provided."
 
 
 @pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
 @pytest.mark.parametrize(("method", "url"), CURATOR_ENDPOINTS)
-def test_only_curators_manage_campaigns(api, request, campaign, role, method, url):
+def test_only_curators_manage_campaigns(api, request, member, role, method, url):
     api.force_authenticate(request.getfixturevalue(role))
-    response = _call(api, method, url)
+    response = _call(api, method, url, member)
     assert response.status_code == 403
     assert response.json()["detail"] == "Campaign management is for curators."
     assert list(Campaign.objects.values_list("name", "status")) == [("sw", CampaignStatus.ACTIVE)]
+    assert not CampaignAnnotator.objects.filter(paused=True).exists()
 
 
 def test_every_campaign_endpoint_is_in_the_openapi_schema(api, curator):
@@ -72,6 +89,7 @@ def test_every_campaign_endpoint_is_in_the_openapi_schema(api, curator):
         "/api/annotation/campaigns/{name}/": {"get"},
         "/api/annotation/campaigns/{name}/status/": {"post"},
         "/api/annotation/campaigns/{name}/aggregate/": {"post"},
+        "/api/annotation/campaigns/{name}/annotators/{user_id}/pause/": {"post"},
     }
     for path, methods in expected.items():
         assert path in paths, path
@@ -207,3 +225,30 @@ def test_aggregation_labels_the_items_with_k_judgments(api, curator, campaign, a
     assert first["labels"] == {"switchable": 4} and first["changed"] + first["created"] > 0
     again = api.post(url).json()
     assert (again["changed"], again["created"]) == (0, 0)  # nothing new to write
+
+
+def test_a_curator_pauses_an_annotator_who_then_gets_no_items(api, curator, campaign, annotator, annotator2):
+    _judge(campaign, annotator)
+    api.force_authenticate(curator)
+    (row,) = api.get(reverse("annotation-api:campaign-detail", args=["sw"])).json()["annotators"]
+    assert row == {
+        "id": annotator.pk,
+        "username": "anna",
+        "judgments": 4,
+        "gold_accuracy": None,
+        "paused": False,
+    }
+    url = reverse("annotation-api:annotator-pause", args=["sw", annotator.pk])
+    paused = api.post(url, {"paused": True}, format="json")
+    assert paused.status_code == 200 and paused.json() == row | {"paused": True}
+    annotator_api = APIClient()
+    annotator_api.force_authenticate(annotator)
+    refused = annotator_api.post(reverse("annotation-api:next", args=["sw"]))
+    assert refused.status_code == 409 and "paused" in refused.json()["detail"]
+    assert api.post(url, {"paused": "maybe"}, format="json").json() == {
+        "paused": ["Must be a valid boolean."]
+    }
+    assert api.post(url, {"paused": False}, format="json").json()["paused"] is False
+    # someone who never worked on the campaign is not one of its annotators
+    stranger = reverse("annotation-api:annotator-pause", args=["sw", annotator2.pk])
+    assert api.post(stranger, {"paused": True}, format="json").status_code == 404

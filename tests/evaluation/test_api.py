@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
 from evaluation.services import evaluation_run_create
-from tests.releases.factories import make_comve, published_release
+from tests.releases.factories import create_release, make_comve, published_release
 
 pytestmark = pytest.mark.django_db
 
@@ -226,6 +226,17 @@ def test_a_start_is_refused_in_the_forms_words_naming_the_field(api, researcher,
     response = api.post(RUNS, data, format="json")  # no seed: the form's 0, as the page
     assert response.status_code == 400
     assert response.json() == errors
+    assert not EvaluationRun.objects.exists()
+
+
+def test_a_release_that_is_not_published_is_not_offered(
+    api, researcher, curator, release, django_capture_on_commit_callbacks
+):
+    draft = create_release(django_capture_on_commit_callbacks, user=curator, name="wsc-draft")
+    api.force_authenticate(researcher)
+    response = api.post(RUNS, {"release": f"{draft.name}@{draft.version}", "method": "first"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"release": ["Choose a published release from the list."]}
     assert not EvaluationRun.objects.exists()
 
 
