@@ -10,7 +10,13 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,7 +26,7 @@ from annotation import selectors, services
 from annotation.agreement.services import campaign_agreement_summary
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignStatus, Judgment, Task
-from annotation.permissions import IsAnnotator, IsCurator
+from annotation.permissions import CampaignListPermission, IsAnnotator, IsCurator, user_can_curate
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from core.api import form_create, form_input
 
@@ -262,12 +268,45 @@ CAMPAIGN_FORM_ERRORS = OpenApiResponse(
 )
 
 
-@extend_schema_view(get=extend_schema(description="Every campaign, newest first, with its progress."))
-class CampaignListApi(generics.ListAPIView):
-    """GET: every campaign with its progress. POST: create one (as the campaign form)."""
+class AnnotatorCampaignOutput(serializers.ModelSerializer):
+    """A campaign as the annotator's campaign list shows it: their own progress only."""
 
-    permission_classes = [IsCurator]
-    serializer_class = CampaignOutput
+    task_label = serializers.CharField(source="get_task_display", read_only=True)
+    mine = serializers.SerializerMethodField(help_text="The caller's own progress")
+
+    class Meta:
+        model = Campaign
+        fields = ["name", "task", "task_label", "status", "mine"]
+        read_only_fields = fields
+
+    @extend_schema_field(ProgressOutput)
+    def get_mine(self, campaign: Campaign) -> dict[str, Any]:
+        p = selectors.my_progress(campaign=campaign, annotator=self.context["request"].user)
+        return {"done": p.done, "remaining": p.remaining, "percent": p.percent, "paused": p.paused}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        description="Curators: every campaign, newest first, with its progress. Annotators: the "
+        "campaigns they can work on, with their own progress (as the campaign list page).",
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="CampaignListItem",
+                serializers=[CampaignOutput, AnnotatorCampaignOutput],
+                resource_type_field_name=None,
+            )
+        },
+    )
+)
+class CampaignListApi(generics.ListAPIView):
+    """GET: the campaign list page's campaigns. POST: create one (curators, as the campaign form)."""
+
+    permission_classes = [CampaignListPermission]
+
+    def get_serializer_class(self) -> Any:
+        if user_can_curate(self.request.user):
+            return CampaignOutput
+        return AnnotatorCampaignOutput
 
     def get_queryset(self) -> Any:
         return selectors.campaign_list(user=self.request.user)

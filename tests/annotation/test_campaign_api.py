@@ -6,7 +6,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Campaign, CampaignAnnotator, CampaignStatus
-from annotation.services import assignment_next, campaign_create, judgment_submit
+from annotation.services import assignment_next, campaign_create, campaign_status_set, judgment_submit
 from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
@@ -33,12 +33,21 @@ def _judge(campaign, *annotators, answer="switchable"):
 
 
 CURATOR_ENDPOINTS = [
-    ("get", CAMPAIGNS),
     ("post", CAMPAIGNS),
     ("get", "/api/annotation/campaigns/sw/"),
     ("post", "/api/annotation/campaigns/sw/status/"),
     ("post", "/api/annotation/campaigns/sw/aggregate/"),
     ("post", "/api/annotation/campaigns/sw/annotators/{annotator}/pause/"),
+]
+CURATORS_ONLY = "Campaign management is for curators."
+DENIED = [
+    (method, url, role, CURATORS_ONLY)
+    for method, url in CURATOR_ENDPOINTS
+    for role in ("annotator", "researcher", "nobody")
+] + [
+    # the campaign list is the annotators' too, as its page
+    ("get", CAMPAIGNS, role, "Campaigns are for annotators and curators.")
+    for role in ("researcher", "nobody")
 ]
 
 
@@ -63,20 +72,19 @@ def _call(api, method, url, member):
     return api.get(url)
 
 
-@pytest.mark.parametrize(("method", "url"), CURATOR_ENDPOINTS)
+@pytest.mark.parametrize(("method", "url"), [*CURATOR_ENDPOINTS, ("get", CAMPAIGNS)])
 def test_anonymous_callers_are_refused_every_campaign_endpoint(api, member, method, url):
     response = _call(api, method, url, member)
     assert response.status_code in (401, 403)
     assert response.json()["detail"] == "Authentication credentials were not provided."
 
 
-@pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
-@pytest.mark.parametrize(("method", "url"), CURATOR_ENDPOINTS)
-def test_only_curators_manage_campaigns(api, request, member, role, method, url):
+@pytest.mark.parametrize(("method", "url", "role", "reason"), DENIED)
+def test_each_role_the_pages_refuse_is_refused_each_endpoint(api, request, member, method, url, role, reason):
     api.force_authenticate(request.getfixturevalue(role))
     response = _call(api, method, url, member)
     assert response.status_code == 403
-    assert response.json()["detail"] == "Campaign management is for curators."
+    assert response.json()["detail"] == reason
     assert list(Campaign.objects.values_list("name", "status")) == [("sw", CampaignStatus.ACTIVE)]
     assert not CampaignAnnotator.objects.filter(paused=True).exists()
 
@@ -252,3 +260,23 @@ def test_a_curator_pauses_an_annotator_who_then_gets_no_items(api, curator, camp
     # someone who never worked on the campaign is not one of its annotators
     stranger = reverse("annotation-api:annotator-pause", args=["sw", annotator2.pk])
     assert api.post(stranger, {"paused": True}, format="json").status_code == 404
+
+
+def test_annotators_list_the_campaigns_they_can_work_on_with_their_own_progress_only(
+    api, campaign, annotator, annotator2
+):
+    _judge(campaign, annotator2)
+    campaign_create(name="closed-one", task="switchability", items="schemas", k=1)
+
+    campaign_status_set(campaign=Campaign.objects.get(name="closed-one"), status=CampaignStatus.CLOSED)
+    api.force_authenticate(annotator)
+    body = api.get(CAMPAIGNS).json()
+    assert body["results"] == [
+        {
+            "name": "sw",
+            "task": "switchability",
+            "task_label": "Switchability (Trichelair et al.)",
+            "status": "active",
+            "mine": {"done": 0, "remaining": 4, "percent": 0, "paused": False},
+        }
+    ]  # no closed campaign, nobody else's judgments, no agreement
