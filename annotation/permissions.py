@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from core.roles import Actor, user_is_annotator, user_is_curator
 
@@ -20,3 +20,22 @@ class IsAnnotator(BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return user_can_annotate(request.user)
+
+
+class IsCurator(BasePermission):
+    message = "Campaign management is for curators."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return user_can_curate(request.user)
+
+
+class CampaignListPermission(BasePermission):
+    """The campaign list, as its page: annotators and curators read it; curators create."""
+
+    message = "Campaign management is for curators."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if request.method not in SAFE_METHODS:
+            return user_can_curate(request.user)
+        self.message = "Campaigns are for annotators and curators."
+        return user_can_annotate(request.user) or user_can_curate(request.user)

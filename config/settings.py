@@ -180,6 +180,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # several models have a "status": each its own enum in the schema
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "evaluation.models.RunStatus",
+        "ClozeRunStatusEnum": "evaluation.models.ClozeRunStatus",
+        "CampaignStatusEnum": "annotation.models.CampaignStatus",
+    },
 }
 
 # Celery: a filesystem broker (no outside server) unless Redis is configured.

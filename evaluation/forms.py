@@ -3,10 +3,12 @@ from typing import Any
 from django import forms
 from django.core.validators import RegexValidator
 
-from core.uploads import LimitedUploadForm
+from core.uploads import LimitedUploadForm, upload_name
+from evaluation.cloze.services import ClozeError, ClozeSettings
 from evaluation.models import Method
 from evaluation.registry import RegistryModel
 from evaluation.scorers.types import MODEL_METHODS
+from evaluation.services import EvaluationError, PredictionsRefused
 from releases.models import Release
 
 # What each model method needs of the model it scores with.
@@ -97,6 +99,29 @@ class RunStartForm(LimitedUploadForm):
             self.add_error("start_token", "A start token applies to a model's methods only: leave it empty.")
         return data
 
+    def service_kwargs(self) -> dict[str, Any]:
+        """The cleaned form as ``evaluation_run_start``'s keywords (the page's and the API's)."""
+        d = self.cleaned_data
+        upload = d["predictions"]
+        return {
+            "release": d["release"],
+            "method": d["method"],
+            "model_name": d["model"],
+            "upload": upload,
+            "predictions_name": upload_name(upload.name or "predictions") if upload else "",
+            "seed": d["seed"] or 0,
+            "limit": d["limit"],
+            "generate_explanations": d["generate_explanations"],
+            "start_token": d["start_token"] or None,
+        }
+
+    def add_refusal(self, exc: EvaluationError) -> None:
+        """The service's refusal on the field it concerns, as the page shows it."""
+        if isinstance(exc, PredictionsRefused):
+            self.add_error("predictions", f"{exc}; the file was not kept.")
+        else:
+            self.add_error(None, str(exc))
+
 
 class ClozeStartForm(forms.Form):
     """A cloze analysis of a registry model on a published ComVE (or Sen-Making) release."""
@@ -145,3 +170,21 @@ class ClozeStartForm(forms.Form):
                 "start_token", f"{model.name} is a {model.kind_label}: a start token is for causal LMs."
             )
         return data
+
+    def service_kwargs(self) -> dict[str, Any]:
+        """The cleaned form as ``cloze_run_queue``'s keywords (the page's and the API's)."""
+        d = self.cleaned_data
+        return {
+            "release": d["release"],
+            "model_name": d["model"],
+            "settings": ClozeSettings(
+                k=d["k"],
+                propose_n=max(ClozeSettings.propose_n, d["k"]),
+                limit=d["limit"],
+                pairs=d["pairs"],
+                start_token=d["start_token"] or None,
+            ),
+        }
+
+    def add_refusal(self, exc: ClozeError) -> None:
+        self.add_error(None, str(exc))

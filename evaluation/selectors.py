@@ -31,6 +31,24 @@ def run_get(*, user: Actor, run_id: int) -> EvaluationRun:
     return run
 
 
+def run_search(
+    *, user: Actor, release: str = "", model: str = "", method: str = "", status: str = ""
+) -> QuerySet[EvaluationRun]:
+    """:func:`run_list` narrowed: ``release`` NAME@VERSION (or NAME: every version),
+    ``model`` a registry name, ``method`` and ``status`` their values."""
+    runs = run_list(user=user)
+    if release:
+        name, _, version = release.partition("@")
+        runs = runs.filter(release_name=name, **({"release_version": version} if version else {}))
+    if model:
+        runs = runs.filter(model_name=model)
+    if method:
+        runs = runs.filter(method=method)
+    if status:
+        runs = runs.filter(status=status)
+    return runs
+
+
 def release_list(*, user: Actor) -> list[dict[str, Any]]:
     """Releases that have finished runs: name, version, data set, number of runs."""
     rows = (

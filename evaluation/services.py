@@ -12,12 +12,14 @@ import json
 import logging
 import random
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -238,6 +240,35 @@ def evaluation_run_create(
         run.results_dir = str(Path(out_dir).resolve()) if out_dir else str(runs_root() / f"run-{run.pk}")
         run.save(update_fields=["results_dir"])
     return run
+
+
+def _upload_keep(upload: UploadedFile) -> Path:
+    """Keep an uploaded predictions file under WINNOW_UPLOAD_DIR, where the model registry
+    never looks; the name is ours (the readers tell the format from the content)."""
+    folder = Path(settings.WINNOW_UPLOAD_DIR) / "predictions"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex}.upload"
+    with path.open("wb") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    return path
+
+
+def evaluation_run_start(
+    *, upload: UploadedFile | None = None, created_by: Actor | None = None, **create: Any
+) -> EvaluationRun:
+    """A run started from the web (the page or the API): :func:`evaluation_run_create`, with
+    an uploaded predictions file kept for the run, and not kept when the run is refused.
+    The caller sends the run to a worker once the row is committed."""
+    saved = _upload_keep(upload) if upload is not None else None
+    try:
+        return evaluation_run_create(
+            predictions_path=str(saved) if saved else "", created_by=created_by, **create
+        )
+    except EvaluationError:
+        if saved is not None:
+            saved.unlink(missing_ok=True)
+        raise
 
 
 def _predictions_check(folder: release_data.ReleaseFolder, path: Path, name: str) -> None:

@@ -1,16 +1,13 @@
 """Evaluation pages: runs (start, progress), leaderboards with charts, run comparison."""
 
-import uuid
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -19,13 +16,13 @@ from core.charts import BarChart, bar_chart
 from core.downloads import FORMATS, table_download
 from core.errors import NotFound
 from core.tables import cell, frame_records
-from core.uploads import refused_uploads, upload_name
+from core.uploads import refused_uploads
 from core.web import enqueue_after_commit
 from evaluation import analysis, selectors
 from evaluation.forms import RunStartForm
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.services import EvaluationError, PredictionsRefused, evaluation_run_create
+from evaluation.services import EvaluationError, evaluation_run_start
 from evaluation.tasks import evaluation_run_enqueue
 
 
@@ -40,18 +37,6 @@ def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., H
     return wrapped
 
 
-def _save_upload(upload: UploadedFile) -> Path:
-    """Keep an uploaded predictions file under WINNOW_UPLOAD_DIR, where the model registry
-    never looks; the name is ours (the readers tell the format from the content)."""
-    folder = Path(settings.WINNOW_UPLOAD_DIR) / "predictions"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{uuid.uuid4().hex}.upload"
-    with path.open("wb") as handle:
-        for chunk in upload.chunks():
-            handle.write(chunk)
-    return path
-
-
 @evaluator_required
 def run_list(request: HttpRequest) -> HttpResponse:
     posted = request.method == "POST"
@@ -63,29 +48,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
         models=selectors.model_list(),
     )
     if posted and form.is_valid():
-        data = form.cleaned_data
-        upload = data["predictions"]
-        saved = _save_upload(upload) if upload else None
         try:
-            run = evaluation_run_create(
-                release=data["release"],
-                method=data["method"],
-                model_name=data["model"],
-                predictions_path=str(saved) if saved else "",
-                predictions_name=upload_name(upload.name or "predictions") if upload else "",
-                seed=data["seed"] or 0,
-                limit=data["limit"],
-                generate_explanations=data["generate_explanations"],
-                start_token=data["start_token"] or None,
-                created_by=request.user,
-            )
+            run = evaluation_run_start(**form.service_kwargs(), created_by=request.user)
         except EvaluationError as exc:
-            if saved is not None:
-                saved.unlink(missing_ok=True)  # a refused upload is not kept
-            if isinstance(exc, PredictionsRefused):
-                form.add_error("predictions", f"{exc}; the file was not kept.")
-            else:
-                form.add_error(None, str(exc))
+            form.add_refusal(exc)
         else:
             enqueue_after_commit(request, f"Run #{run.pk}", lambda: evaluation_run_enqueue(run_id=run.pk))
             return redirect("evaluation:run-detail", run_id=run.pk)

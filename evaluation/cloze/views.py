@@ -13,7 +13,7 @@ from core.web import enqueue_after_commit
 from evaluation.cloze.experiments import SCORES
 from evaluation.cloze.permissions import user_can_view_cloze_runs
 from evaluation.cloze.selectors import cloze_run_get, cloze_run_list
-from evaluation.cloze.services import ClozeError, ClozeSettings, cloze_run_queue
+from evaluation.cloze.services import ClozeError, cloze_run_queue
 from evaluation.cloze.tables import PAPER_CONFIDENCE, SCORE_LABELS, TABLES, cloze_table, cloze_tables
 from evaluation.forms import ClozeStartForm
 from evaluation.selectors import model_list, published_release_list
@@ -32,22 +32,10 @@ def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
         models=model_list(),
     )
     if posted and form.is_valid():
-        data = form.cleaned_data
         try:
-            run = cloze_run_queue(
-                release=data["release"],
-                model_name=data["model"],
-                settings=ClozeSettings(
-                    k=data["k"],
-                    propose_n=max(ClozeSettings.propose_n, data["k"]),
-                    limit=data["limit"],
-                    pairs=data["pairs"],
-                    start_token=data["start_token"] or None,
-                ),
-                user=request.user,
-            )
+            run = cloze_run_queue(**form.service_kwargs(), user=request.user)
         except ClozeError as exc:
-            form.add_error(None, str(exc))
+            form.add_refusal(exc)
         else:
             enqueue_after_commit(request, f"Cloze run #{run.pk}", lambda: cloze_run_enqueue(run_id=run.pk))
             return redirect("cloze:run-detail", pk=run.pk)

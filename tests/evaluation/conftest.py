@@ -1,8 +1,10 @@
-"""Fixtures shared by the evaluation page tests: a published WSC release and two runs on it."""
+"""Fixtures shared by the evaluation page tests: a published WSC release, two runs on it,
+and a models folder holding a tiny masked LM."""
 
 import pytest
 
 from evaluation.services import evaluation_run, evaluation_run_create
+from tests.evaluation.cloze_models import build_masked
 from tests.releases.factories import make_schemas, published_release
 
 
@@ -21,3 +23,11 @@ def two_runs(tmp_path, release, settings):
     first = evaluation_run(run=evaluation_run_create(release=str(release), method="first"))
     majority = evaluation_run(run=evaluation_run_create(release=str(release), method="random", seed=1))
     return first, majority
+
+
+@pytest.fixture(scope="module")
+def models_folder(tmp_path_factory):
+    """A models folder (WINNOW_MODELS_DIR) with one tiny masked LM, ``cloze-bert``."""
+    folder = tmp_path_factory.mktemp("models")
+    build_masked(folder / "cloze-bert")
+    return folder

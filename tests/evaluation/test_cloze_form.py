@@ -5,18 +5,10 @@ from django.urls import reverse
 
 from evaluation.modeling import smollm2_path
 from evaluation.models import ClozeRun, ClozeRunStatus
-from tests.evaluation.cloze_models import build_masked
 from tests.releases.factories import make_comve, make_schemas, published_release
 
 pytestmark = pytest.mark.django_db
 URL = "/cloze/"
-
-
-@pytest.fixture(scope="module")
-def models_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("models")
-    build_masked(folder / "cloze-bert")
-    return folder
 
 
 @pytest.fixture

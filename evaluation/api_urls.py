@@ -1,0 +1,15 @@
+from django.urls import path
+
+from evaluation import api
+from evaluation.cloze import api as cloze_api
+
+app_name = "evaluation-api"
+
+urlpatterns = [
+    path("models/", api.ModelListApi.as_view(), name="model-list"),
+    path("runs/", api.RunListApi.as_view(), name="run-list"),
+    path("runs/<int:run_id>/", api.RunDetailApi.as_view(), name="run-detail"),
+    path("leaderboards/<str:name>/<str:version>/", api.LeaderboardApi.as_view(), name="leaderboard"),
+    path("cloze-runs/", cloze_api.ClozeRunListApi.as_view(), name="cloze-run-list"),
+    path("cloze-runs/<int:pk>/", cloze_api.ClozeRunDetailApi.as_view(), name="cloze-run-detail"),
+]
