@@ -8,7 +8,15 @@ from django.core.files.uploadedfile import UploadedFile
 from core.uploads import LimitedUploadForm, upload_name
 from datasets.models import ImportFormat
 
-MAX_FILES = {"winowhy": 2, "trichelair": 2, "comve": 6, "senmaking": 1}
+MAX_FILES = {
+    "winowhy": 2,
+    "trichelair": 2,
+    "comve": 6,
+    "senmaking": 1,
+    "schemas": 1,
+    "reasons": 1,
+    "comve-items": 1,
+}
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -30,13 +38,14 @@ class ImportUploadForm(LimitedUploadForm):
     uploads = MultipleFileField(
         allow_empty_file=True,  # the importer names the empty file in its error
         help_text="winowhy: winowhy.json and, optionally, cat_ref.json; trichelair: WSC_switched_label.json "
-        "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl.",
+        "and WSC_associative_label.json; comve: the data and answer CSVs of one split; senmaking: dataset.jsonl; "
+        "your own schemas, reasons or ComVE items: one JSON Lines or CSV file (see the templates).",
     )
     collection = forms.SlugField(
         max_length=50,
         required=False,
-        initial="wsc273",
-        help_text="WinoWhy and Trichelair only: the schema collection (wsc273 for the real data, demo for the demo).",
+        help_text="Your own items: a name of your choice that keeps them apart from the public sets (required). "
+        "WinoWhy and Trichelair: the schema collection (empty means wsc273, the real data).",
     )
     split = forms.ChoiceField(
         choices=[
@@ -47,7 +56,7 @@ class ImportUploadForm(LimitedUploadForm):
             ("trial", "trial"),
         ],
         required=False,
-        help_text="ComVE only, when the file names do not tell the split.",
+        help_text="ComVE: when the file names do not tell the split. Your own ComVE items: their split (default test).",
     )
 
     def clean(self) -> dict[str, Any]:

@@ -9,6 +9,15 @@ class ImportFormat(models.TextChoices):
     TRICHELAIR = "trichelair", "Trichelair switched/associative labels"
     COMVE = "comve", "ComVE (SemEval-2020 Task 4) split folder"
     SENMAKING = "senmaking", "Sen-Making pilot (dataset.jsonl)"
+    SCHEMAS = "schemas", "Your own Winograd schemas (JSON Lines or CSV)"
+    REASONS = "reasons", "Your own reasons for schemas (JSON Lines or CSV)"
+    COMVE_ITEMS = "comve-items", "Your own ComVE items (JSON Lines or CSV)"
+
+
+#: The formats of a curator's own items: one file each, and always in a named collection.
+OWN_FORMATS = (ImportFormat.SCHEMAS, ImportFormat.REASONS, ImportFormat.COMVE_ITEMS)
+#: Collections that hold the public sets; a curator's own items go elsewhere.
+PUBLIC_COLLECTIONS = ("wsc273",)
 
 
 class ImportBatch(models.Model):
@@ -165,6 +174,13 @@ class ComVEItem(Provenance):
     """Two statements, one against common sense; three explanations; references."""
 
     dataset = models.CharField(max_length=20, choices=ComVEDataset.choices, default=ComVEDataset.COMVE)
+    collection = models.CharField(
+        max_length=50,
+        blank=True,
+        default="",
+        db_index=True,
+        help_text="Empty for the public files; the name a curator gave their own items",
+    )
     split = models.CharField(max_length=10, choices=ComVESplit.choices)
     external_id = models.CharField(max_length=64)
     statement_0 = models.TextField(blank=True)
@@ -189,13 +205,14 @@ class ComVEItem(Provenance):
         ordering = ["dataset", "split", "id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["dataset", "split", "external_id"], name="comve_unique_external_id"
+                fields=["dataset", "collection", "split", "external_id"], name="comve_unique_external_id"
             ),
         ]
         verbose_name = "ComVE item"
 
     def __str__(self) -> str:
-        return f"{self.dataset}/{self.split}:{self.external_id}"
+        where = f"{self.dataset}/{self.collection}" if self.collection else self.dataset
+        return f"{where}/{self.split}:{self.external_id}"
 
 
 # A ComVE item's content as imported (not its key, curation flag or provenance): what the

@@ -19,12 +19,22 @@ from django.db.models import Model
 from core.roles import Actor, account_of
 from datasets.importers import PARSERS
 from datasets.importers.base import DatasetImportError, ImportError_
-from datasets.importers.records import ComVEData, TrichelairData, WinoWhyData
-from datasets.models import COMVE_CONTENT_FIELDS, ComVEItem, ImportBatch, Reason, Schema
+from datasets.importers.records import ComVEData, ReasonRowsData, TrichelairData, WinoWhyData
+from datasets.models import (
+    COMVE_CONTENT_FIELDS,
+    OWN_FORMATS,
+    PUBLIC_COLLECTIONS,
+    ComVEItem,
+    ImportBatch,
+    Reason,
+    Schema,
+)
 
 __all__ = ["DatasetImportError", "ImportError_", "ImportResult", "dataset_import"]
 
 MAX_WARNINGS_STORED = 100
+#: Rows shown in an import's preview.
+SAMPLE_ROWS = 5
 
 
 @dataclass
@@ -57,6 +67,11 @@ class ImportResult:
     counts: dict[str, dict[str, int]]
     warnings: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    sample: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def dry_run(self) -> bool:
+        return bool(self.summary.get("dry_run"))
 
     def highlights(self) -> list[str]:
         """One line per thing a curator checks after an import (twins, labels, split)."""
@@ -69,13 +84,25 @@ class ImportResult:
                     "knowledge types: " + ", ".join(f"{k} {n}" for k, n in s["knowledge_types"].items())
                 )
             return lines
+        if fmt == "schemas":
+            return [
+                f"collection {s['collection']}: {s['schemas']} schemas, "
+                f"twins linked: {s['schemas_with_twin']} schemas in {s['twin_pairs']} "
+                f"pair{'s' if s['twin_pairs'] != 1 else ''}"
+            ]
+        if fmt == "reasons":
+            origins = ", ".join(f"{k} {n}" for k, n in s["origins"].items())
+            return [
+                f"collection {s['collection']}: {s['reasons']} reasons for {s['schemas']} schemas ({origins})"
+            ]
         if fmt == "trichelair":
             return [
                 f"matched {s['matched']} rows to schemas by text: "
                 f"{s['switchable']} switchable, {s['associative']} associative"
             ]
+        where = f"{s['dataset']}/{s['collection']}" if s.get("collection") else s["dataset"]
         return [
-            f"{s['dataset']}/{s['split']}: {s['items']} items "
+            f"{where}/{s['split']}: {s['items']} items "
             f"(subtask A {s['subtask_a']}, B {s['subtask_b']}, C {s['subtask_c']})"
         ]
 
@@ -106,12 +133,16 @@ def dataset_import(
     trichelair: default ``wsc273``), ``split`` and ``dataset`` (comve, senmaking),
     ``uploaded`` (files came from the upload page: their temporary paths are not recorded),
     ``dry_run`` (check and count everything, then roll back: nothing is written).
+    A curator's own items (``schemas``, ``reasons``, ``comve-items``) need a ``collection``
+    that is not a public set's.
     Raises :class:`DatasetImportError` (file, row, field, reason) and writes nothing then.
     """
     options = dict(options or {})
     parser = PARSERS.get(format)
     if parser is None:
         raise DatasetImportError(f"unknown format {format!r} (expected one of: {', '.join(PARSERS)})")
+    if format in OWN_FORMATS:
+        _check_own_collection(format, options)
     parsed = parser([Path(p) for p in paths], options)  # everything is read and checked first
     files = [dict(f) for f in parsed.files]
     if options.get("uploaded"):
@@ -127,9 +158,82 @@ def dataset_import(
         ) from exc
 
 
+def _check_own_collection(format: str, options: dict[str, Any]) -> None:
+    """Own items stay apart from the public sets: a named collection, never a public one."""
+    collection = str(options.get("collection") or "").strip()
+    if not collection:
+        raise DatasetImportError(
+            "give your items a collection name (letters, digits, - and _), so that they stay apart "
+            "from the public sets",
+            field="collection",
+        )
+    if not re.fullmatch(r"[-a-zA-Z0-9_]{1,20}", collection):
+        raise DatasetImportError(f"{collection!r}: use up to 20 letters, digits, - and _", field="collection")
+    public = [f for f in PARSERS if f not in OWN_FORMATS]
+    if collection in PUBLIC_COLLECTIONS or (
+        Schema.objects.filter(collection=collection, import_batch__format__in=public).exists()
+        or ComVEItem.objects.filter(collection=collection, import_batch__format__in=public).exists()
+    ):
+        raise DatasetImportError(
+            f"{collection!r} holds a public data set; choose another name for your own items",
+            field="collection",
+        )
+    options["collection"] = collection
+
+
+def _sample(parsed: WinoWhyData | TrichelairData | ComVEData | ReasonRowsData) -> list[dict[str, str]]:
+    """The first rows as the import read them, for the preview."""
+    if isinstance(parsed, WinoWhyData):
+        return [
+            {
+                "id": s.external_id,
+                "sentence": " ".join(p for p in (s.text_before, f"[{s.pronoun}]", s.text_after) if p),
+                "candidates": f"A: {s.candidate_a} / B: {s.candidate_b}",
+                "answer": s.answer,
+                "twin": s.twin_external_id or "",
+            }
+            for s in parsed.schemas[:SAMPLE_ROWS]
+        ]
+    if isinstance(parsed, ReasonRowsData):
+        return [
+            {
+                "schema": r.schema_external_id,
+                "text": r.text,
+                "origin": r.origin,
+                "plausibility": "" if r.plausibility is None else f"{r.plausibility:g}",
+                "label": r.label,
+                "knowledge type": r.knowledge_type,
+            }
+            for r in parsed.reasons[:SAMPLE_ROWS]
+        ]
+    if isinstance(parsed, ComVEData):
+        return [
+            {
+                "id": i.external_id,
+                "statements": f"0: {i.statement_0} / 1: {i.statement_1}" if i.has_a else "",
+                "against common sense": i.false_statement,
+                "reasons": f"A: {i.option_a} / B: {i.option_b} / C: {i.option_c} ({i.correct_option})"
+                if i.has_b
+                else "",
+                "references": " | ".join(i.references),
+            }
+            for i in parsed.items[:SAMPLE_ROWS]
+        ]
+    return [
+        {
+            "file": r.file,
+            "row": str(r.row),
+            "sentence": f"{r.before} [{r.pronoun}] {r.after}",
+            "switchable": "" if r.switchable is None else str(r.switchable),
+            "associative": "" if r.associative is None else str(r.associative),
+        }
+        for r in parsed.rows[:SAMPLE_ROWS]
+    ]
+
+
 def _write(
     format: str,
-    parsed: WinoWhyData | TrichelairData | ComVEData,
+    parsed: WinoWhyData | TrichelairData | ComVEData | ReasonRowsData,
     files: list[dict[str, Any]],
     options: dict[str, Any],
     user: Actor | None,
@@ -143,8 +247,12 @@ def _write(
         )
         if isinstance(parsed, WinoWhyData):
             counts, summary = _write_winowhy(parsed, batch, options)
+            if format == "schemas":  # its file has no reasons: they come in a file of their own
+                counts.pop("reasons")
         elif isinstance(parsed, TrichelairData):
             counts, summary = _write_trichelair(parsed, batch, options)
+        elif isinstance(parsed, ReasonRowsData):
+            counts, summary = _write_reasons(parsed, batch, options)
         else:
             assert isinstance(parsed, ComVEData)
             counts, summary = _write_comve(parsed, batch)
@@ -171,6 +279,7 @@ def _write(
         counts=summary["counts"],
         warnings=parsed.warnings,
         summary=summary,
+        sample=_sample(parsed),
     )
 
 
@@ -453,13 +562,14 @@ def _disagreements(record: Any, schema: Schema) -> list[str]:
 COMVE_FIELDS = [*COMVE_CONTENT_FIELDS, *PROVENANCE_FIELDS]
 
 
-def _existing_comve_items(dataset: str, split: str) -> dict[str, ComVEItem]:
+def _existing_comve_items(dataset: str, split: str, collection: str = "") -> dict[str, ComVEItem]:
     """The split's items already in the database, in one query."""
-    return {i.external_id: i for i in ComVEItem.objects.filter(dataset=dataset, split=split)}
+    items = ComVEItem.objects.filter(dataset=dataset, collection=collection, split=split)
+    return {i.external_id: i for i in items}
 
 
 def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally], dict[str, Any]]:
-    existing = _existing_comve_items(data.dataset, data.split)
+    existing = _existing_comve_items(data.dataset, data.split, data.collection)
     tally = Tally()
     to_create: list[ComVEItem] = []
     to_update: list[ComVEItem] = []
@@ -488,6 +598,7 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
             to_create.append(
                 ComVEItem(
                     dataset=data.dataset,
+                    collection=data.collection,
                     split=data.split,
                     external_id=record.external_id,
                     import_batch=batch,
@@ -506,6 +617,7 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
     tally.created = len(to_create)
     summary = {
         "dataset": data.dataset,
+        "collection": data.collection,
         "split": data.split,
         "items": len(data.items),
         "provenance_refreshed": moved,
@@ -514,3 +626,71 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
         "subtask_c": sum(1 for r in data.items if r.has_c),
     }
     return {"items": tally}, summary
+
+
+def _write_reasons(
+    data: ReasonRowsData, batch: ImportBatch, options: dict[str, Any]
+) -> tuple[dict[str, Tally], dict[str, Any]]:
+    """Reasons for schemas already in the collection. A reason is the same reason when its
+    schema and text are (so a second import of the file creates nothing); new ones are
+    numbered after the schema's last reason."""
+    collection = str(options["collection"])
+    schemas = {s.external_id: s for s in Schema.objects.filter(collection=collection)}
+    missing = sorted({r.schema_external_id for r in data.reasons} - set(schemas), key=str)
+    if missing:
+        first = next(r for r in data.reasons if r.schema_external_id == missing[0])
+        raise DatasetImportError(
+            f"no schema {missing[0]!r} in collection {collection!r}"
+            + (f" ({len(missing) - 1} more ids are missing too)" if len(missing) > 1 else "")
+            + ": import the schemas first",
+            file=first.provenance.source_file,
+            row=first.provenance.source_row,
+            field="schema",
+        )
+    existing: dict[tuple[int, str], Reason] = {}
+    last: dict[int, int] = {}
+    for known in Reason.objects.filter(schema__collection=collection):
+        existing[(known.schema_id, known.text)] = known
+        last[known.schema_id] = max(last.get(known.schema_id, -1), known.position)
+    tally = Tally()
+    to_create: list[Reason] = []
+    to_update: list[Reason] = []
+    fields = ["origin", "plausibility", "label", "knowledge_type", *PROVENANCE_FIELDS]
+    for record in data.reasons:
+        schema = schemas[record.schema_external_id]
+        values = {
+            "origin": record.origin,
+            "plausibility": record.plausibility,
+            "label": record.label,
+            "knowledge_type": record.knowledge_type,
+            "source_file": record.provenance.source_file,
+            "source_row": record.provenance.source_row,
+            "file_checksum": record.provenance.file_checksum,
+        }
+        reason = existing.get((schema.pk, record.text))
+        if reason is None:
+            last[schema.pk] = last.get(schema.pk, -1) + 1
+            to_create.append(
+                Reason(
+                    schema=schema, position=last[schema.pk], text=record.text, import_batch=batch, **values
+                )
+            )
+        else:
+            status = _refresh(reason, values, batch)
+            tally.count_existing(status)
+            if status != "unchanged":
+                to_update.append(reason)
+    Reason.objects.bulk_create(to_create, batch_size=1000)
+    if to_update:
+        Reason.objects.bulk_update(to_update, [*fields, "import_batch"], batch_size=1000)
+    tally.created = len(to_create)
+    origins: dict[str, int] = {}
+    for record in data.reasons:
+        origins[record.origin] = origins.get(record.origin, 0) + 1
+    summary = {
+        "collection": collection,
+        "reasons": len(data.reasons),
+        "schemas": len({r.schema_external_id for r in data.reasons}),
+        "origins": dict(sorted(origins.items())),
+    }
+    return {"reasons": tally}, summary

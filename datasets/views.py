@@ -13,6 +13,13 @@ from datasets.forms import ImportUploadForm
 from datasets.permissions import user_can_import
 from datasets.services import DatasetImportError, ImportResult, dataset_import
 
+#: Template files of the formats for a curator's own items (static/import-templates/).
+TEMPLATES = [
+    ("Winograd schemas", "schemas"),
+    ("Reasons", "reasons"),
+    ("ComVE items", "comve-items"),
+]
+
 
 @login_required
 def import_upload(request: HttpRequest) -> HttpResponse:
@@ -31,7 +38,10 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     status = 200
     if posted:
         if form.is_valid():
-            options: dict[str, object] = {"uploaded": True}
+            options: dict[str, object] = {
+                "uploaded": True,
+                "dry_run": request.POST.get("action") == "preview",
+            }
             if form.cleaned_data["collection"]:
                 options["collection"] = form.cleaned_data["collection"]
             if form.cleaned_data["split"]:
@@ -55,7 +65,14 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         else:
             status = 413 if form.too_large else 400
     counts = list(result.counts.items()) if result else []
-    context = {"form": form, "result": result, "counts": counts, "error": error}
+    context = {
+        "form": form,
+        "result": result,
+        "counts": counts,
+        "error": error,
+        "sample_columns": list(result.sample[0]) if result and result.sample else [],
+        "templates": TEMPLATES,
+    }
     if getattr(request, "htmx", False):  # set by django_htmx's middleware
         # htmx swaps only 2xx responses: the error fragment comes back as 200.
         return render(request, "datasets/import_upload.html#result", context)

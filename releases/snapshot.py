@@ -49,7 +49,8 @@ def reason_queryset(selection: dict[str, Any]) -> QuerySet[Reason]:
 
 
 def comve_queryset(dataset: str, selection: dict[str, Any]) -> QuerySet[ComVEItem]:
-    qs = ComVEItem.objects.filter(dataset=dataset)
+    # The public items have no collection; a curator's own items only with theirs named.
+    qs = ComVEItem.objects.filter(dataset=dataset, collection=selection.get("collection") or "")
     if selection.get("split"):
         qs = qs.filter(split=selection["split"])
     return qs
@@ -166,6 +167,7 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
         .order_by("split", "id")
         .values(
             "dataset",
+            "collection",
             "split",
             "external_id",
             *COMVE_CONTENT_FIELDS,
@@ -175,8 +177,11 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
         # Subtask C's own false statement only where its file differs from subtask B's, so
         # that the payloads (and digests) of every other item stay as they were.
         own_c = {"false_sent_c": r["false_statement_c"]} if r["false_statement_c"] else {}
+        # Keys and payloads of the public items are as they always were (their digests too).
+        where = f"{r['dataset']}/{r['collection']}" if r["collection"] else r["dataset"]
+        own_collection = {"collection": r["collection"]} if r["collection"] else {}
         yield (
-            f"{r['dataset']}/{r['split']}:{r['external_id']}",
+            f"{where}/{r['split']}:{r['external_id']}",
             {
                 "id": r["external_id"],
                 "split": r["split"],
@@ -193,6 +198,7 @@ def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str, dict[
                 "has_b": bool(r["has_b"]),
                 "has_c": bool(r["has_c"]),
                 **own_c,
+                **own_collection,
             },
         )
 

@@ -23,6 +23,8 @@ from core.jsonl import JsonLinesError, last_key, loads, raw_decode, read_jsonl
 class DatasetImportError(WinnowError):
     """A source file could not be imported; nothing was written.
 
+    ``problems`` lists every problem of a file when a parser checks all rows before it
+    stops (the formats for a curator's own items do); the message then names the first.
     ``row`` is 1-based over data rows (a CSV header is not counted; for a JSON array the
     n-th element; for JSON Lines the n-th line). ``line`` is a physical line of the file,
     given when the problem is below the level of rows (bad bytes, broken JSON).
@@ -38,8 +40,10 @@ class DatasetImportError(WinnowError):
         row: int | None = None,
         field: str | None = None,
         line: int | None = None,
+        problems: list[DatasetImportError] | None = None,
     ) -> None:
         self.file = file
+        self.problems = list(problems or [])
         self.row = row
         self.field = field
         self.line = line
@@ -66,6 +70,7 @@ class DatasetImportError(WinnowError):
             "field": self.field,
             "line": self.line,
             "reason": self.reason,
+            **({"problems": [p.as_dict() for p in self.problems]} if self.problems else {}),
         }
 
 

@@ -52,6 +52,26 @@ class WinoWhyData:
 
 
 @dataclass
+class ReasonRowRecord:
+    """A reason of one's own for a schema already in the collection (matched by its id)."""
+
+    schema_external_id: str
+    text: str
+    origin: str
+    plausibility: float | None
+    label: str
+    knowledge_type: str
+    provenance: Origin
+
+
+@dataclass
+class ReasonRowsData:
+    reasons: list[ReasonRowRecord]
+    files: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
 class TrichelairRecord:
     index: int
     before: str
@@ -100,3 +120,4 @@ class ComVEData:
     items: list[ComVERecord]
     files: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    collection: str = ""  # "" for the public sets; a curator's own items have a name

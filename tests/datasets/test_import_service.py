@@ -189,7 +189,7 @@ def test_import_racing_another_import_fails_cleanly_and_writes_nothing(tmp_path:
     folder = sources.write_comve(tmp_path / "dev")
     dataset_import(format="comve", paths=[folder])
     # as if another import committed the same items after this one looked for them
-    monkeypatch.setattr(services, "_existing_comve_items", lambda dataset, split: {})
+    monkeypatch.setattr(services, "_existing_comve_items", lambda dataset, split, collection="": {})
     with pytest.raises(DatasetImportError, match="another import of the same items ran at the same time"):
         dataset_import(format="comve", paths=[folder])
     assert ComVEItem.objects.count() == 3

@@ -20,6 +20,16 @@ Formats and what to give them (files are recognised by content, not by name):
               or its data and answer CSV files; the split comes from the file names or --split
   senmaking   the pilot dataset.jsonl
 
+Your own items (one JSON Lines or CSV file each, --collection required; the fields are in
+docs/formats.md, template files in static/import-templates/):
+  schemas      new Winograd schemas: id, sentence with the pronoun in [brackets],
+               candidate_a, candidate_b, answer, optional twin and source
+  reasons      reasons for schemas of the collection: schema, text, optional origin,
+               plausibility, label, knowledge_type
+  comve-items  new ComVE items: id, sent0, sent1, false_index; option_a..c, correct_option;
+               references (or ref1..ref3); --split (default test)
+Every problem in such a file is listed at once, with its row and field.
+
 A bad file writes nothing and the error names the file, the row and the field.
 Running the same import again creates nothing and reports what it left unchanged.
 
@@ -49,7 +59,10 @@ class Command(BaseCommand):
             choices=["train", "dev", "test", "trial", "pilot"],
             help="comve: the split, if the file names do not tell",
         )
-        parser.add_argument("--collection", help="winowhy/trichelair: schema collection (default wsc273)")
+        parser.add_argument(
+            "--collection",
+            help="winowhy/trichelair: schema collection (default wsc273); your own items: their collection (required)",
+        )
         parser.add_argument(
             "--dry-run",
             action="store_true",
@@ -66,7 +79,8 @@ class Command(BaseCommand):
         try:
             result = dataset_import(format=options["format"], paths=options["paths"], options=import_options)
         except DatasetImportError as exc:
-            raise CommandError(f"nothing imported: {exc.message}") from exc
+            every = "".join(f"\n  {problem.message}" for problem in exc.problems)
+            raise CommandError(f"nothing imported: {exc.message}{every}") from exc
         if options["dry_run"]:
             self.stdout.write(f"dry run, nothing written: {options['format']} would give {result.describe()}")
         else:
