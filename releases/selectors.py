@@ -11,7 +11,7 @@ from django.http import Http404
 from core.roles import Actor
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
-from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.models import Release, ReleaseFile, ReleaseItem, ReleaseStatus
 from releases.permissions import user_can_see_drafts
 
 logger = logging.getLogger(__name__)
@@ -89,3 +89,20 @@ def release_file_verified_path(*, release_file: ReleaseFile, check_bytes: bool =
             f"{release.ref}/{release_file.name}: the bytes on disk no longer match the manifest's SHA-256"
         )
     return path
+
+
+def release_item_get(*, release: Release, item_id: str) -> dict[str, Any]:
+    """An item of ``release`` by the id its files give it (``id`` in the JSONL rows): its
+    key and its fields as (name, value in words) pairs, or a 404."""
+    item = ReleaseItem.objects.filter(release=release, payload__id=item_id).first()
+    if item is None:
+        raise Http404(f"{release.name}@{release.version} has no item {item_id}")
+    fields = [
+        (
+            str(k).replace("_", " "),
+            ", ".join(map(str, v)) if isinstance(v, list) else "–" if v in (None, "") else str(v),
+        )
+        for k, v in item.payload.items()
+        if not isinstance(v, dict)
+    ]
+    return {"key": item.key, "position": item.position, "payload": item.payload, "fields": fields}

@@ -8,5 +8,6 @@ urlpatterns = [
     path("", views.release_list, name="release-list"),
     path("<slug:name>/<str:version>/", views.release_detail, name="release-detail"),
     path("<slug:name>/<str:version>/files/<str:file_name>", views.release_download, name="release-download"),
+    path("<slug:name>/<str:version>/items/<str:item_id>/", views.release_item, name="release-item"),
     path("<slug:name>/<str:version>/download.zip", views.release_bundle_download, name="release-bundle"),
 ]

@@ -95,3 +95,12 @@ def release_download(request: HttpRequest, name: str, version: str, file_name: s
     response = FileResponse(handle, as_attachment=True, filename=release_file.name)
     response["X-Checksum-SHA256"] = release_file.sha256
     return response
+
+
+@login_required
+def release_item(request: HttpRequest, name: str, version: str, item_id: str) -> HttpResponse:
+    """One item of a release as it was frozen (the comparison of two runs links here)."""
+    _require_role(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    item = selectors.release_item_get(release=release, item_id=item_id)
+    return render(request, "releases/release_item.html", {"release": release, "item": item})
