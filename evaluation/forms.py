@@ -32,6 +32,8 @@ class RunStartForm(LimitedUploadForm):
     names from lists, never a path on the server. SmolLM2, the model Winnow ships, is
     preselected; the baselines and uploaded predictions ignore the model."""
 
+    field_order = ["release", "method", "model", "name"]
+
     name = forms.CharField(
         max_length=100,
         required=False,

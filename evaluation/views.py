@@ -300,7 +300,8 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     if pair is None:
         runs = selectors.run_list(user=request.user).filter(status=RunStatus.DONE)[:200]
         context: dict[str, Any] = {"runs": runs, "pick": True}
-        if not request.GET.get("pick") and (request.GET.get("a") or request.GET.get("b")):
+        # the picker sent without a run in one of its lists (a link with ?a= alone fills it in)
+        if not request.GET.get("pick") and "a" in request.GET and "b" in request.GET:
             context["pick_error"] = "Choose run A and run B from the lists."
         return render(
             request, "evaluation/run_compare.html", context, status=400 if "pick_error" in context else 200

@@ -98,11 +98,15 @@ def release_item_get(*, release: Release, item_id: str) -> dict[str, Any]:
     if item is None:
         raise Http404(f"{release.name}@{release.version} has no item {item_id}")
     fields = [
-        (
-            str(k).replace("_", " "),
-            ", ".join(map(str, v)) if isinstance(v, list) else "–" if v in (None, "") else str(v),
-        )
-        for k, v in item.payload.items()
-        if not isinstance(v, dict)
+        (str(k).replace("_", " "), _in_words(v)) for k, v in item.payload.items() if not isinstance(v, dict)
     ]
     return {"key": item.key, "position": item.position, "payload": item.payload, "fields": fields}
+
+
+def _in_words(value: Any) -> str:
+    """A payload value as a page shows it: lists joined, yes/no, a dash for nothing."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_in_words(v) for v in value) or "–"
+    return "–" if value is None or value == "" else str(value)
