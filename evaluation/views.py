@@ -5,10 +5,12 @@ from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
@@ -39,7 +41,20 @@ def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., H
             raise PermissionDenied("Evaluations are for researchers and curators.")
         return view(request, *args, **kwargs)
 
-    return wrapped
+    @wraps(view)
+    def signed_in(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if getattr(request, "htmx", False) and not request.user.is_authenticated:
+            # a progress poll after the session expired: the whole page goes to the sign-in
+            # form (and back here after it), instead of the form landing inside the page
+            current = urlsplit(request.headers.get("HX-Current-URL") or request.get_full_path())
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = redirect_to_login(
+                urlunsplit(("", "", current.path, current.query, ""))
+            ).url
+            return response
+        return wrapped(request, *args, **kwargs)
+
+    return signed_in
 
 
 def _save_upload(upload: UploadedFile) -> Path:

@@ -332,3 +332,11 @@ def test_a_model_run_says_loading_until_its_first_item_is_scored_then_counts_sch
     assert scoring and all(phase == RunPhase.SCORING for phase, _, _ in scoring)
     assert seen[-1][1:] == (4, 4)  # four schemas (six sentences)
     assert done.progress_unit == "schemas"
+
+
+def test_a_progress_poll_after_the_session_expired_sends_the_page_to_the_sign_in_form(client, two_runs):
+    url = reverse("evaluation:run-detail", args=[two_runs[0].pk])
+    response = client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL=f"http://testserver{url}")
+    assert response.status_code == 204 and not response.content  # nothing lands inside the page
+    assert response["HX-Redirect"] == f"/accounts/login/?next={url}"
+    assert client.get(url).status_code == 302  # a plain request is redirected as before
