@@ -6,9 +6,9 @@ from django.core.validators import RegexValidator
 from core.uploads import LimitedUploadForm, upload_name
 from evaluation.cloze.services import ClozeError, ClozeSettings
 from evaluation.models import Method
-from evaluation.registry import RegistryModel
+from evaluation.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.scorers.types import MODEL_METHODS
-from evaluation.services import EvaluationError, PredictionsRefused
+from evaluation.services import EvaluationError, PredictionsRefused, method_unfit
 from releases.models import Release
 
 # What each model method needs of the model it scores with.
@@ -30,8 +30,17 @@ def offer_choices(
 
 class RunStartForm(LimitedUploadForm):
     """A run on a published release, with a model of the server's registry: the web takes
-    names from lists, never a path on the server."""
+    names from lists, never a path on the server. SmolLM2, the model Winnow ships, is
+    preselected; the baselines and uploaded predictions ignore the model."""
 
+    field_order = ["release", "method", "model", "name"]
+
+    name = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text="Optional: how lists, comparisons and leaderboards name this run, e.g. "
+        "'SmolLM2 partial, seed 0'",
+    )
     release = forms.ChoiceField(
         error_messages={
             "invalid_choice": "Choose a published release from the list.",
@@ -39,11 +48,18 @@ class RunStartForm(LimitedUploadForm):
         },
         help_text="Only published releases are scored.",
     )
-    method = forms.ChoiceField(choices=Method.choices)
+    method = forms.ChoiceField(
+        choices=Method.choices,
+        initial=Method.PARTIAL,
+        error_messages={"invalid_choice": "Choose a method from the list.", "required": "Choose a method."},
+        help_text="Partial scoring (after the pronoun) is WSC's usual method; WinoWhy and ComVE use "
+        "the full sentence.",
+    )
     model = forms.ChoiceField(
         required=False,
         error_messages={"invalid_choice": "Choose a model from the list."},
-        help_text="The models this server offers (its models folder and the models installed packages ship).",
+        help_text="The models this server offers (its models folder and the models installed packages ship); "
+        "the baselines and uploaded predictions use none.",
     )
     predictions = forms.FileField(required=False, help_text="For the method 'uploaded predictions'")
     start_token = forms.CharField(
@@ -53,8 +69,24 @@ class RunStartForm(LimitedUploadForm):
         "a token id or a token's text such as <|endoftext|>",
         validators=[RegexValidator(r"^\S+$", "give bos, eos, a token id or a token's text (no spaces)")],
     )
-    seed = forms.IntegerField(initial=0, min_value=0)
-    limit = forms.IntegerField(required=False, min_value=1, help_text="Score only the first N items")
+    seed = forms.IntegerField(
+        initial=0,
+        min_value=0,
+        error_messages={
+            "required": "Give a seed (0 is fine).",
+            "invalid": "The seed is a whole number, such as 0.",
+            "min_value": "The seed cannot be negative.",
+        },
+    )
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Score only the first N items (WSC: schemas); empty: all",
+        error_messages={
+            "invalid": "The limit is a whole number of items, such as 20.",
+            "min_value": "The limit is at least 1 item (leave it empty to score all).",
+        },
+    )
     generate_explanations = forms.BooleanField(
         required=False,
         help_text="ComVE with a causal LM: generate subtask C explanations and score their BLEU",
@@ -67,6 +99,9 @@ class RunStartForm(LimitedUploadForm):
         self.models = offer_choices(
             self, releases, models, empty="No model (baselines, uploaded predictions)"
         )
+        self.datasets = {f"{r.name}@{r.version}": r.dataset for r in releases}
+        if SMOLLM2_NAME in self.models:
+            self.fields["model"].initial = SMOLLM2_NAME
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -74,6 +109,11 @@ class RunStartForm(LimitedUploadForm):
         if method is None:
             return data
         model = self.models.get(data.get("model") or "")
+        unfit = method_unfit(method, self.datasets.get(data.get("release") or "", ""))
+        if unfit:
+            self.add_error(
+                "method", f"{unfit[0].upper()}{unfit[1:]}: choose another method for this release."
+            )
         if method in MODEL_METHODS:
             needed = METHOD_KIND[method]
             if "model" in self.errors:
@@ -86,8 +126,8 @@ class RunStartForm(LimitedUploadForm):
                     f"{model.name} is a {model.kind_label}; the method '{Method(method).label}' needs a "
                     f"{needed} LM.",
                 )
-        elif model is not None:
-            self.add_error("model", f"The method '{Method(method).label}' uses no model: leave it empty.")
+        else:
+            data["model"] = ""  # a baseline or uploaded predictions: the preselected model is ignored
         if method == Method.PREDICTIONS:
             if not data.get("predictions") and "predictions" not in self.errors:
                 self.add_error("predictions", "Upload the predictions file for this method.")
@@ -113,14 +153,17 @@ class RunStartForm(LimitedUploadForm):
             "limit": d["limit"],
             "generate_explanations": d["generate_explanations"],
             "start_token": d["start_token"] or None,
+            "name": d["name"],
         }
 
     def add_refusal(self, exc: EvaluationError) -> None:
-        """The service's refusal on the field it concerns, as the page shows it."""
+        """The service's refusal on the field it concerns, as the page shows it: beside that
+        field, in a sentence (a refused upload is not kept, and says so)."""
         if isinstance(exc, PredictionsRefused):
             self.add_error("predictions", f"{exc}; the file was not kept.")
         else:
-            self.add_error(None, str(exc))
+            field = exc.field if exc.field in self.fields else None
+            self.add_error(field, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
 
 
 class ClozeStartForm(forms.Form):

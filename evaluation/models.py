@@ -37,7 +37,24 @@ class Method(models.TextChoices):
     PREDICTIONS = "predictions", "uploaded predictions"
 
 
+class RunPhase(models.TextChoices):
+    """What a running run is doing, for its page: a model load takes up to half a minute
+    before the first item is scored."""
+
+    WAITING = "", "waiting for a worker"
+    LOADING = "loading", "loading the model"
+    SCORING = "scoring", "scoring"
+    WRITING = "writing", "computing the metrics"
+
+
+#: What a run's progress counts, per data set (one WSC schema counts once, whatever its variants).
+PROGRESS_UNITS = {"wsc": "schemas", "winowhy": "reasons", "comve": "items"}
+
+
 class EvaluationRun(JobLease):
+    name = models.CharField(
+        max_length=100, blank=True, help_text="A name its researcher gave the run (shown beside its number)"
+    )
     # The release: its name and version as strings (always), plus the exported folder the
     # files were read from. The lead adds a nullable FK to datasets.Release at merge time.
     release_name = models.CharField(max_length=100, db_index=True)
@@ -60,7 +77,8 @@ class EvaluationRun(JobLease):
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
-    progress_done = models.PositiveIntegerField(default=0)
+    phase = models.CharField(max_length=10, choices=RunPhase.choices, default=RunPhase.WAITING, blank=True)
+    progress_done = models.PositiveIntegerField(default=0, help_text="Items scored (WSC: schemas)")
     progress_total = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
@@ -98,6 +116,15 @@ class EvaluationRun(JobLease):
                 "settings": self.settings,
             }
         )
+
+    @property
+    def title(self) -> str:
+        """How pages name the run: its number, and its name if it has one."""
+        return f"#{self.pk} {self.name}" if self.name else f"#{self.pk}"
+
+    @property
+    def progress_unit(self) -> str:
+        return PROGRESS_UNITS.get(self.dataset, "items")
 
     @property
     def progress_percent(self) -> int:

@@ -10,8 +10,8 @@ from django.http import Http404
 
 from core.errors import NotFound
 from core.roles import Actor
-from core.tables import frame_records
 from evaluation import analysis
+from evaluation.analysis import items as item_analysis
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.registry import RegistryModel, Skipped, registry_scan
@@ -67,6 +67,7 @@ def _results(run: EvaluationRun) -> dict[str, Any]:
     """The fields of a run's ``results.json`` that the leaderboard reads, from its row."""
     return {
         "run": run.pk,
+        "name": run.name,
         "dataset": run.dataset,
         "method": run.method,
         "model_name": run.model_name,
@@ -118,17 +119,110 @@ def run_comparison(*, run_a: EvaluationRun, run_b: EvaluationRun) -> analysis.Co
     return analysis.compare_runs(_predictions(run_a), _predictions(run_b))
 
 
-def run_compare(*, run_a: EvaluationRun, run_b: EvaluationRun, differ_only: bool = False) -> dict[str, Any]:
-    """:func:`run_comparison` as the comparison page reads it: the rows of
-    :func:`evaluation.analysis.comparison_table` as dicts (only those where exactly one run
-    is right with ``differ_only``), the counts of unshared items and McNemar's test."""
+def run_compare(
+    *, run_a: EvaluationRun, run_b: EvaluationRun, show: str = item_analysis.DEFAULT_FILTER
+) -> dict[str, Any]:
+    """:func:`run_comparison` on the items themselves, as the comparison page and its
+    downloads read it: ``items`` (:func:`evaluation.analysis.items.item_comparison`: each
+    shared item's text, gold, each run's choice and rounded scores) narrowed to the filter
+    ``show``, ``counts`` per filter, the counts of unshared items and McNemar's test (on
+    every shared item, whatever the filter). An unknown filter or a run whose release
+    folder lacks an item is a NotFound with the reason."""
     comparison = run_comparison(run_a=run_a, run_b=run_b)
-    table = analysis.comparison_table(comparison)
+    try:
+        texts = item_analysis.item_texts(run_a.release_path)
+        every = item_analysis.item_comparison(comparison, texts)
+        shown = item_analysis.filter_items(every, show)
+    except analysis.AnalysisError as exc:
+        raise NotFound(str(exc)) from exc
     return {
-        "rows": frame_records(table[table["differ"]] if differ_only else table),
+        "items": shown,
+        "counts": item_analysis.filter_counts(every),
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "mcnemar": comparison.mcnemar.as_dict() if comparison.mcnemar else None,
+    }
+
+
+# --- a run's summary as the run page shows it -----------------------------------------
+
+IDENTITY_LABELS = {
+    "name": "name",
+    "source": "from",
+    "kind": "kind",
+    "sha256": "SHA-256",
+    "format": "file format",
+    "architecture": "architecture",
+    "model_type": "model type",
+    "parameters": "parameters",
+    "vocab_size": "vocabulary",
+    "dtype": "weights in",
+    "threads": "threads",
+    "max_length": "longest input (tokens)",
+    "tokenizer_adds_start_token": "tokenizer adds a start token",
+    "start_token_id": "start token id",
+    "start_token": "start token",
+    "start_token_source": "start token chosen by",
+    "baseline": "baseline",
+    "predictions": "uploaded predictions",
+    "predictions_sha256": "predictions SHA-256",
+}
+SETTING_LABELS = {
+    "seed": "seed",
+    "limit": "limit (items)",
+    "batch_size": "batch size",
+    "threads": "threads",
+    "generate_explanations": "generate ComVE explanations",
+    "start_token": "start token asked for",
+    "predictions_name": "predictions file",
+    "comve_rule_a": "ComVE A rule",
+    "comve_rule_b": "ComVE B rule",
+}
+TIMING_LABELS = {
+    "load_seconds": ("loading the model", " s"),
+    "score_and_metrics_seconds": ("scoring and metrics", " s"),
+    "total_seconds": ("total", " s"),
+    "items_per_second": ("predictions per second", ""),
+}
+
+
+def plain(value: Any) -> str:
+    """A stored value in words: never a Python repr (no braces, no quotes, no None)."""
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, dict):
+        return "; ".join(f"{str(k).replace('_', ' ')}: {plain(v)}" for k, v in value.items()) or "–"
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value) or "–"
+    return str(value)
+
+
+def _labelled(values: dict[str, Any], labels: dict[str, str]) -> list[tuple[str, str]]:
+    known = [(labels[k], plain(values[k])) for k in labels if k in values]
+    other = [(k.replace("_", " "), plain(v)) for k, v in values.items() if k not in labels]
+    return known + other
+
+
+def run_summary(*, run: EvaluationRun) -> dict[str, list[tuple[str, str]]]:
+    """The run page's three tables as (label, value in words) rows: the model's identity
+    (a registry model without its place on the server), the settings and the timing."""
+    identity = {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")}
+    timing = [
+        (label, f"{plain(round(float(run.timing[k]), 1))}{unit}")
+        for k, (label, unit) in TIMING_LABELS.items()
+        if isinstance(run.timing.get(k), int | float)
+    ]
+    timing += [(k.replace("_", " "), plain(v)) for k, v in run.timing.items() if k not in TIMING_LABELS]
+    return {
+        "identity": _labelled(identity, IDENTITY_LABELS),
+        "settings": _labelled(run.settings or {}, SETTING_LABELS),
+        "timing": timing,
     }
 
 

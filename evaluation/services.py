@@ -43,7 +43,7 @@ from evaluation.metrics.significance import accuracy_significance, wilson_interv
 from evaluation.metrics.winowhy import CLASSIFIERS, cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.modeling import load_model, model_sha256
-from evaluation.models import EvaluationRun, Method, RunStatus
+from evaluation.models import EvaluationRun, Method, RunPhase, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
 from evaluation.scorers.types import MODEL_METHODS, PredictionsFileError, start_token_parse
 from evaluation.selectors import model_get
@@ -62,13 +62,21 @@ PREDICTIONS_FILE = "predictions.jsonl"
 
 
 class EvaluationError(WinnowError):
-    """A run that cannot be created or executed; the message says why."""
+    """A run that cannot be created or executed; the message says why, and ``field`` names
+    the form field it is about (release, model, predictions, ...) where there is one."""
 
     status = 400
+
+    def __init__(self, message: str = "", *, field: str | None = None, status: int | None = None) -> None:
+        super().__init__(message, status=status)
+        self.field = field
 
 
 class PredictionsRefused(EvaluationError):
     """An uploaded predictions file the run could not use; the message names it by its own name."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message, field="predictions")
 
 
 # The run's lease (core.jobs); evaluation.apps registers it with the task that requeues it.
@@ -96,16 +104,18 @@ def release_locate(spec: str) -> release_data.ReleaseFolder:
     """
     spec = spec.strip()
     if not spec:
-        raise EvaluationError("no release given: pass NAME@VERSION or the folder of an exported release")
+        raise EvaluationError(
+            "no release given: name a published release (NAME@VERSION) or an exported folder", field="release"
+        )
     path = Path(spec).expanduser()
     if not path.is_dir() and "@" in spec:
         path = release_folder_published(spec)
     elif not path.is_dir():
-        raise EvaluationError(f"release {spec!r}: no such folder and not NAME@VERSION")
+        raise EvaluationError(f"release {spec!r}: no such folder and not NAME@VERSION", field="release")
     try:
         return release_data.open_release_folder(path)
     except release_data.ReleaseDataError as exc:
-        raise EvaluationError(str(exc)) from exc
+        raise EvaluationError(str(exc), field="release") from exc
 
 
 def release_folder_published(spec: str) -> Path:
@@ -120,17 +130,18 @@ def release_folder_published(spec: str) -> Path:
         # the same words whether a draft of that name exists or nothing does: a researcher
         # learns nothing about unpublished releases from this message
         raise EvaluationError(
-            f"no published release {spec}: only published releases are evaluated "
-            "(or pass the folder of an exported release)"
+            f"no published release {spec}: only published releases are scored", field="release"
         )
     files = list(release.files.all())
     if not files:
-        raise EvaluationError(f"release {spec} has no built files yet (build status: {release.build_status})")
+        raise EvaluationError(
+            f"release {spec} has no built files yet (build status: {release.build_status})", field="release"
+        )
     try:
         for release_file in files:
             release_file_verified_path(release_file=release_file)
     except ReleaseIntegrityError as exc:
-        raise EvaluationError(str(exc)) from exc
+        raise EvaluationError(str(exc), field="release") from exc
     return release_folder(release)
 
 
@@ -157,6 +168,7 @@ def evaluation_run_create(
     generate_explanations: bool = False,
     start_token: str | int | None = None,
     created_by: Actor | None = None,
+    name: str = "",
 ) -> EvaluationRun:
     """Validate and store a queued run (nothing is scored yet).
 
@@ -164,46 +176,59 @@ def evaluation_run_create(
     ``model_path``, a local folder or GGUF file (the command line, run by an operator).
     Uploaded predictions are named ``predictions_name`` in every message, never by their
     path on the server, and are read once here: a file the run could not use is refused now.
+    ``name`` is the researcher's name for the run (optional). Each refusal names the field
+    it is about (``EvaluationError.field``).
     """
     if method not in Method.values:
-        raise EvaluationError(f"unknown method {method!r}; choose one of {', '.join(Method.values)}")
+        raise EvaluationError(
+            f"unknown method {method!r}; choose one of {', '.join(Method.values)}", field="method"
+        )
     folder = release_locate(release)
     identity: dict[str, Any] = {}
     if model_name and model_path:
-        raise EvaluationError("give a model by its registry name or by its path, not both")
+        raise EvaluationError("give a model by its registry name or by its path, not both", field="model")
     if method in MODEL_METHODS:
         if model_name:
             entry = model_get(name=model_name)
             if entry is None:
-                raise EvaluationError(f"no model named {model_name!r} among the server's models")
+                raise EvaluationError(
+                    f"no model named {model_name!r} among the server's models", field="model"
+                )
             needed = {"pll": "masked"}.get(method, "causal")
             if entry.kind != needed:
                 raise EvaluationError(
-                    f"model {entry.name} is a {entry.kind_label}; method {method!r} needs a {needed} LM"
+                    f"{entry.name} is a {entry.kind_label}; the method '{Method(method).label}' needs a "
+                    f"{needed} LM",
+                    field="model",
                 )
             model_path = str(entry.path)
             identity = {"name": entry.name, "source": entry.source, "kind": entry.kind}
         elif not model_path:
             raise EvaluationError(
-                f"method {method!r} needs a model (a registry name, or a path on the server)"
+                f"the method '{Method(method).label}' needs a model (a registry name, or a path on the server)",
+                field="model",
             )
         elif not Path(model_path).exists():
             raise EvaluationError(
-                f"model {model_path!r}: no such file or folder (models come from local paths only)"
+                f"model {model_path!r}: no such file or folder (models come from local paths only)",
+                field="model",
             )
         identity["sha256"] = model_sha256(Path(model_path))
     else:
         model_name = model_path = ""  # a baseline or uploaded predictions: no model
     if method == Method.PREDICTIONS:
         if not predictions_path:
-            raise EvaluationError("method 'predictions' needs a predictions file")
+            raise EvaluationError(
+                "the method 'uploaded predictions' needs a predictions file", field="predictions"
+            )
         if not Path(predictions_path).exists():
             raise EvaluationError(
-                f"predictions {predictions_name or predictions_path!r}: no such file or folder"
+                f"predictions {predictions_name or predictions_path!r}: no such file or folder",
+                field="predictions",
             )
         _predictions_check(folder, Path(predictions_path), predictions_name)
     if limit is not None and limit < 1:
-        raise EvaluationError("limit must be at least 1")
+        raise EvaluationError("the limit must be at least 1", field="limit")
     if batch_size < 1:
         raise EvaluationError("batch size must be at least 1")
     if threads is not None and threads < 1:
@@ -211,11 +236,16 @@ def evaluation_run_create(
     try:
         start = start_token_parse(start_token)
     except ValueError as exc:
-        raise EvaluationError(str(exc)) from exc
+        raise EvaluationError(str(exc), field="start_token") from exc
     if start is not None and method not in MODEL_METHODS:
-        raise EvaluationError(f"a start token applies to model methods, not to {method!r}")
+        raise EvaluationError(
+            f"a start token applies to a model's methods, not to '{Method(method).label}'",
+            field="start_token",
+        )
+    _method_fits(method, folder.dataset)
     with transaction.atomic():
         run = EvaluationRun.objects.create(
+            name=name.strip(),
             release_name=folder.name,
             release_version=folder.version,
             release_path=str(folder.path.resolve()),
@@ -271,6 +301,26 @@ def evaluation_run_start(
         raise
 
 
+#: Methods that do not apply to a data set, and why (checked when a run is created).
+METHOD_UNFIT = {
+    ("winowhy", Method.PARTIAL): "scores WSC candidates after the pronoun; WinoWhy reasons have none",
+    ("winowhy", Method.FIRST): "picks a WSC or ComVE candidate; WinoWhy reasons have none",
+    ("comve", Method.PARTIAL): "scores WSC candidates after the pronoun; ComVE statements have none",
+}
+
+
+def method_unfit(method: str, dataset: str) -> str | None:
+    """Why ``method`` cannot score a ``dataset`` release, or None when it can."""
+    reason = METHOD_UNFIT.get((release_data.DATASET_ALIASES.get(dataset, dataset), Method(method)))
+    return f"the method '{Method(method).label}' {reason}" if reason else None
+
+
+def _method_fits(method: str, dataset: str) -> None:
+    reason = method_unfit(method, dataset)
+    if reason:
+        raise EvaluationError(reason, field="method")
+
+
 def _predictions_check(folder: release_data.ReleaseFolder, path: Path, name: str) -> None:
     """Read the predictions as the run will (format, ids, labels of the release's items)."""
     try:
@@ -298,7 +348,10 @@ def _public_message(message: str, names: dict[Path, str]) -> str:
 
 
 class _ProgressWriter:
-    """Keeps the run's progress columns current (at most one write per second or step)."""
+    """Keeps the run's progress columns current (at most one write per second or step), in
+    items (WSC: schemas, whatever their variants). The run's phase turns from loading to
+    scoring once the first item is scored, so that the page says "loading the model" until
+    then instead of "0 / N"."""
 
     def __init__(self, run: EvaluationRun, extra: Progress | None, owner: str | None = None) -> None:
         self.run = run
@@ -307,6 +360,7 @@ class _ProgressWriter:
         self.offset = 0
         self.total = 0
         self._last = 0.0
+        self.scoring = False
 
     def stage(self, offset: int, size: int) -> Progress:
         """A callback for a scorer covering ``size`` of our items from ``offset``; the scorer
@@ -320,12 +374,20 @@ class _ProgressWriter:
 
     def __call__(self, done: int) -> None:
         now = time.monotonic()
-        if done == 0 or done >= self.total or now - self._last >= 1.0:
+        first = done > 0 and not self.scoring
+        if first or done == 0 or done >= self.total or now - self._last >= 1.0:
             self._last = now
+            phase = {"phase": RunPhase.SCORING} if first else {}
+            self.scoring = self.scoring or first
             # only while this copy holds the run's lease: a copy that lost it never moves
             # the progress back
             job_update(
-                EVALUATION_RUN_JOB, self.run.pk, self.owner, progress_done=done, progress_total=self.total
+                EVALUATION_RUN_JOB,
+                self.run.pk,
+                self.owner,
+                progress_done=done,
+                progress_total=self.total,
+                **phase,
             )
         if self.on_progress is not None:
             self.on_progress(done, self.total)
@@ -333,7 +395,13 @@ class _ProgressWriter:
 
 def evaluation_run_claim_fields() -> dict[str, Any]:
     """What a start (or a restart) of a run resets on its row."""
-    return {"started_at": timezone.now(), "error": "", "progress_done": 0, "finished_at": None}
+    return {
+        "started_at": timezone.now(),
+        "error": "",
+        "phase": RunPhase.WAITING,
+        "progress_done": 0,
+        "finished_at": None,
+    }
 
 
 def evaluation_run(
@@ -372,6 +440,8 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
         timing: dict[str, float] = {}
         model = None
         if run.method in MODEL_METHODS:
+            # the page says "loading the model" until the first item is scored
+            job_update(EVALUATION_RUN_JOB, run.pk, owner, phase=RunPhase.LOADING)
             t = time.perf_counter()
             model = load_model(
                 run.model_path,
@@ -388,6 +458,8 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
                 )
             run.model_identity = {**queued, **loaded}
         else:
+            writer.scoring = True
+            job_update(EVALUATION_RUN_JOB, run.pk, owner, phase=RunPhase.SCORING)
             run.model_identity = {
                 "baseline" if run.method != Method.PREDICTIONS else "predictions": run.method
             }
@@ -399,6 +471,7 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
         ]
         metrics, records, submissions, scored = evaluate(run=run, folder=folder, model=model, writer=writer)
         timing["score_and_metrics_seconds"] = time.perf_counter() - t
+        job_update(EVALUATION_RUN_JOB, run.pk, owner, phase=RunPhase.WRITING)
         written = [PREDICTIONS_FILE]
         write_jsonl(out / PREDICTIONS_FILE, records)
         for name, rows in submissions.items():
@@ -412,6 +485,7 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
             "release": run.release_identity,
             "dataset": run.dataset,
             "method": run.method,
+            "name": run.name or None,
             # a registry model is known by its name: its place on the server is not published
             "model": {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")},
             "model_name": run.model_name or None,
@@ -492,7 +566,7 @@ def _evaluate_wsc(
 
     rows = release_data.read_wsc(folder, limit=run.settings.get("limit"))
     items = [r.item for r in rows]
-    writer.total = sum(len(i.variants()) for i in items)
+    writer.total = len(items)  # schemas: a scorer's requests (variants, candidates) map onto them
     predictions = read_predictions(run.predictions_path, items) if run.method == Method.PREDICTIONS else None
     scores = score_wsc(
         model,
@@ -504,7 +578,6 @@ def _evaluate_wsc(
         progress=writer.stage(0, writer.total),
     )
     by_key = {(s.id, s.variant): s for s in scores}
-    writer.total = len(scores)
     outcomes = []
     for r in rows:
         original = by_key[(r.item.id, "original")]

@@ -4,10 +4,13 @@ from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -18,7 +21,8 @@ from core.errors import NotFound
 from core.tables import cell, frame_records
 from core.uploads import refused_uploads
 from core.web import enqueue_after_commit
-from evaluation import analysis, selectors
+from evaluation import selectors
+from evaluation.analysis.items import DEFAULT_FILTER, FILTERS, ITEM_COMPARISON_COLUMNS, rounded
 from evaluation.forms import RunStartForm
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.permissions import user_can_evaluate
@@ -34,7 +38,20 @@ def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., H
             raise PermissionDenied("Evaluations are for researchers and curators.")
         return view(request, *args, **kwargs)
 
-    return wrapped
+    @wraps(view)
+    def signed_in(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if getattr(request, "htmx", False) and not request.user.is_authenticated:
+            # a progress poll after the session expired: the whole page goes to the sign-in
+            # form (and back here after it), instead of the form landing inside the page
+            current = urlsplit(request.headers.get("HX-Current-URL") or request.get_full_path())
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = redirect_to_login(
+                urlunsplit(("", "", current.path, current.query, ""))
+            ).url
+            return response
+        return wrapped(request, *args, **kwargs)
+
+    return signed_in
 
 
 @evaluator_required
@@ -77,7 +94,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context: dict[str, Any] = {
         "run": run,
         # a registry model is shown by its name, never by its place on the server
-        "identity": {k: v for k, v in run.model_identity.items() if not (run.model_name and k == "path")},
+        "summary": selectors.run_summary(run=run),
         "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
         "files": files,
     }
@@ -244,42 +261,79 @@ def _compared_runs(request: HttpRequest) -> tuple[EvaluationRun, EvaluationRun] 
     )
 
 
+def _filter(request: HttpRequest) -> str:
+    """The comparison's filter (``show``); ``all=1``, the address of earlier pages, is "all"."""
+    show = request.GET.get("show") or ("all" if request.GET.get("all") == "1" else DEFAULT_FILTER)
+    if show not in FILTERS:
+        raise NotFound(f"no filter {show!r}: choose one of the filters on the page")
+    return show
+
+
+COMPARE_PAGE_SIZE = 50
+
+
 @evaluator_required
 def run_compare(request: HttpRequest) -> HttpResponse:
-    pair = _compared_runs(request)
+    pair = None if request.GET.get("pick") else _compared_runs(request)
     if pair is None:
         runs = selectors.run_list(user=request.user).filter(status=RunStatus.DONE)[:200]
-        return render(request, "evaluation/run_compare.html", {"runs": runs, "pick": True})
+        context: dict[str, Any] = {"runs": runs, "pick": True}
+        # the picker sent without a run in one of its lists (a link with ?a= alone fills it in)
+        if not request.GET.get("pick") and "a" in request.GET and "b" in request.GET:
+            context["pick_error"] = "Choose run A and run B from the lists."
+        return render(
+            request, "evaluation/run_compare.html", context, status=400 if "pick_error" in context else 200
+        )
     run_a, run_b = pair
-    show_all = request.GET.get("all") == "1"
-    comparison = selectors.run_compare(run_a=run_a, run_b=run_b, differ_only=not show_all)
+    show = _filter(request)
+    comparison = selectors.run_compare(run_a=run_a, run_b=run_b, show=show)
+    page = Paginator(comparison["items"].to_dict("records"), COMPARE_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    for row in page.object_list:
+        row["a_shown"], row["b_shown"] = rounded(row["a_scores"]), rounded(row["b_scores"])
     context = {
         "run_a": run_a,
         "run_b": run_b,
         "comparison": comparison,
-        "rows": comparison["rows"],
-        "show_all": show_all,
+        "page": page,
+        "show": show,
+        "show_label": FILTERS[show],
+        "filters": [(key, label, comparison["counts"][key]) for key, label in FILTERS.items()],
         "formats": FORMATS,
+        "release": _release_of(run_a),
     }
     return render(request, "evaluation/run_compare.html", context)
 
 
+def _release_of(run: EvaluationRun) -> dict[str, str] | None:
+    """The published release a run scored (its items link to the release's item pages)."""
+    published = selectors.published_release_list()
+    found = next(
+        (r for r in published if (r.name, r.version) == (run.release_name, run.release_version)), None
+    )
+    return {"name": found.name, "version": found.version} if found else None
+
+
 @evaluator_required
 def run_compare_export(request: HttpRequest, fmt: str) -> HttpResponse:
-    """Every item both runs scored, side by side (``differ``: exactly one is right), and
-    in JSON McNemar's test too."""
+    """The comparison page's rows (its filter, every page) with the items' texts, and in
+    JSON McNemar's test on every shared item too. Scores are unrounded here."""
     pair = _compared_runs(request)
     if pair is None:
         raise Http404("name two runs: ?a=ID&b=ID")
     run_a, run_b = pair
-    comparison = selectors.run_comparison(run_a=run_a, run_b=run_b)
+    show = request.GET.get("show") or "all"
+    if show not in FILTERS:
+        raise NotFound(f"no filter {show!r}: choose one of the filters on the page")
+    comparison = selectors.run_compare(run_a=run_a, run_b=run_b, show=show)
+    table = comparison["items"][ITEM_COMPARISON_COLUMNS]
     meta = {
         "a": run_a.pk,
         "b": run_b.pk,
-        "only_in_a": comparison.only_in_a,
-        "only_in_b": comparison.only_in_b,
-        "mcnemar": comparison.mcnemar.as_dict() if comparison.mcnemar else None,
+        "filter": show,
+        "only_in_a": comparison["only_in_a"],
+        "only_in_b": comparison["only_in_b"],
+        "mcnemar": comparison["mcnemar"],
     }
-    return table_download(
-        analysis.comparison_table(comparison), stem=f"compare-{run_a.pk}-{run_b.pk}", fmt=fmt, meta=meta
-    )
+    return table_download(table, stem=f"compare-{run_a.pk}-{run_b.pk}", fmt=fmt, meta=meta)

@@ -188,3 +188,24 @@ def release_names(*, user: Actor) -> list[dict[str, Any]]:
     return [
         {"name": name, "release": r, "next": next_versions(r.version)} for name, r in sorted(latest.items())
     ]
+
+
+def release_item_get(*, release: Release, item_id: str) -> dict[str, Any]:
+    """An item of ``release`` by the id its files give it (``id`` in the JSONL rows): its
+    key and its fields as (name, value in words) pairs, or a 404."""
+    item = ReleaseItem.objects.filter(release=release, payload__id=item_id).first()
+    if item is None:
+        raise Http404(f"{release.name}@{release.version} has no item {item_id}")
+    fields = [
+        (str(k).replace("_", " "), _in_words(v)) for k, v in item.payload.items() if not isinstance(v, dict)
+    ]
+    return {"key": item.key, "position": item.position, "payload": item.payload, "fields": fields}
+
+
+def _in_words(value: Any) -> str:
+    """A payload value as a page shows it: lists joined, yes/no, a dash for nothing."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_in_words(v) for v in value) or "–"
+    return "–" if value is None or value == "" else str(value)

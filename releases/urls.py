@@ -12,5 +12,6 @@ urlpatterns = [
     path("<slug:name>/<str:version>/approve/", views.release_approve, name="release-approve"),
     path("<slug:name>/<str:version>/publish/", views.release_publish, name="release-publish"),
     path("<slug:name>/<str:version>/files/<str:file_name>", views.release_download, name="release-download"),
+    path("<slug:name>/<str:version>/items/<str:item_id>/", views.release_item, name="release-item"),
     path("<slug:name>/<str:version>/download.zip", views.release_bundle_download, name="release-bundle"),
 ]

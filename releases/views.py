@@ -224,3 +224,12 @@ def release_compare(request: HttpRequest, name: str) -> HttpResponse:
         )
     context = {"name": name, "versions": versions, "form": form, "diff": diff}
     return render(request, "releases/release_compare.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+def release_item(request: HttpRequest, name: str, version: str, item_id: str) -> HttpResponse:
+    """One item of a release as it was frozen (the comparison of two runs links here)."""
+    _require_role(request)
+    release = selectors.release_get(user=request.user, name=name, version=version)
+    item = selectors.release_item_get(release=release, item_id=item_id)
+    return render(request, "releases/release_item.html", {"release": release, "item": item})

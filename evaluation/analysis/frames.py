@@ -235,7 +235,10 @@ def run_model(results: Mapping[str, Any]) -> str:
 
 
 def run_label(results: Mapping[str, Any]) -> str:
-    """How pages name a run: ``#ID MODEL (METHOD)``, or ``#ID METHOD`` for a baseline."""
+    """How pages name a run: ``#ID MODEL (METHOD)``, or ``#ID METHOD`` for a baseline;
+    a run its researcher named: ``#ID NAME``."""
+    if results.get("name"):
+        return f"#{results.get('run')} {results['name']}"
     method, model = str(results.get("method") or ""), run_model(results)
     return (
         f"#{results.get('run')} {model} ({method})" if model != method else f"#{results.get('run')} {method}"

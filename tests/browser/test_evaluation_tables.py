@@ -42,7 +42,7 @@ def test_result_pages_fit_a_phone_and_offer_their_tables_as_csv_and_json(
             box = links.first.bounding_box()
             assert box is not None and box["x"] + box["width"] <= width, url
             # the results tables fit a phone's width whole: no column hides behind a scroll
-            tables = page.locator("table.figures")
+            tables = page.locator("table.figures, table.compare-items")
             assert tables.count() >= (0 if url == urls[2] else 1), url  # ComVE's figures are a list
             for i in range(tables.count()):
                 overflow = tables.nth(i).evaluate("t => t.scrollWidth - t.clientWidth")

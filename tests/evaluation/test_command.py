@@ -21,15 +21,17 @@ def test_evaluate_command_stores_the_run_prints_figures_and_shows_a_progress_bar
         "first",
         "--out",
         str(tmp_path / "o"),
+        "--name",
+        "floor",
         stdout=out,
         stderr=err,
     )
     run = EvaluationRun.objects.get()
-    assert run.status == RunStatus.DONE
+    assert run.status == RunStatus.DONE and run.name == "floor"
     text = out.getvalue()
     assert "accuracy 50.00% (2/4)" in text
     assert "switchable (2): before 50.00%, after 50.00%, consistency 0.00%" in text
-    assert "6/6" in err.getvalue()  # tqdm's bar: 4 originals + 2 switched sentences
+    assert "4/4" in err.getvalue()  # tqdm's bar counts schemas (their 6 sentences are scored)
     assert json.loads((tmp_path / "o" / "results.json").read_text())["run"] == run.pk
 
 

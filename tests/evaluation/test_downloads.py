@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 
 from core.tables import frame_csv
-from evaluation import analysis, selectors
+from evaluation import selectors
+from evaluation.analysis.items import ITEM_COMPARISON_COLUMNS
 from evaluation.models import EvaluationRun
 from evaluation.services import evaluation_run, evaluation_run_create
 from tests.evaluation.factories import write_comve_release, write_winowhy_release
@@ -102,14 +103,19 @@ def test_the_comparison_download_has_every_shared_item_and_the_pages_mcnemar(cli
     client.force_login(researcher)
     query = f"?a={a.pk}&b={b.pk}"
     body = json.loads(client.get(reverse("evaluation:run-compare-table", args=["json"]) + query).content)
-    compared = selectors.run_compare(run_a=a, run_b=b)
+    compared = selectors.run_compare(run_a=a, run_b=b, show="all")
     assert body["mcnemar"] == compared["mcnemar"] and (body["a"], body["b"]) == (a.pk, b.pk)
-    assert body["rows"] == compared["rows"] and len(body["rows"]) == 6
-    assert body["columns"] == analysis.COMPARISON_COLUMNS
+    assert len(body["rows"]) == 6 and body["filter"] == "all"
+    assert [r["text"] for r in body["rows"]] == compared["items"]["text"].tolist()
+    assert body["columns"] == ITEM_COMPARISON_COLUMNS
     text = client.get(reverse("evaluation:run-compare-table", args=["csv"]) + query).content.decode()
     assert len(list(csv.reader(io.StringIO(text)))) == 1 + 6
     page = client.get(reverse("evaluation:run-compare") + query).content.decode()
-    assert reverse("evaluation:run-compare-table", args=["csv"]) + f"?a={a.pk}&amp;b={b.pk}" in page
+    # the page's download link carries its filter (by default the items where one run is right)
+    assert (
+        reverse("evaluation:run-compare-table", args=["csv"]) + f"?a={a.pk}&amp;b={b.pk}&amp;show=differ"
+        in page
+    )
 
 
 def test_unknown_formats_unfinished_runs_and_missing_runs_are_not_found(client, researcher, two_runs):

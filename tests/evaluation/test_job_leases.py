@@ -139,4 +139,4 @@ def test_starting_a_run_with_the_broker_down_fails_it_with_a_message_naming_the_
     page = client.get(response["Location"])
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Status: <strong>failed</strong>" in html and "127.0.0.1:1/0" in html
+    assert "The run <strong>failed</strong>" in html and "127.0.0.1:1/0" in html

@@ -270,5 +270,8 @@ def test_the_service_refuses_a_model_name_the_registry_does_not_hold(registry, r
 
     with pytest.raises(EvaluationError, match="no model named 'nope' among the server's models"):
         evaluation_run_create(release=release, method="full", model_name="nope")
-    with pytest.raises(EvaluationError, match="tiny-bert is a masked LM; method 'full' needs a causal LM"):
+    with pytest.raises(
+        EvaluationError,
+        match="tiny-bert is a masked LM; the method 'causal LM, full sentence' needs a causal LM",
+    ):
         evaluation_run_create(release=release, method="full", model_name="tiny-bert")

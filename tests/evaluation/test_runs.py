@@ -60,7 +60,7 @@ def test_first_candidate_baseline_on_wsc_writes_results_and_one_line_per_item_an
     )
     assert results["model"] == {"baseline": "first"}
     assert set(results["timing"]) >= {"total_seconds", "score_and_metrics_seconds"}
-    assert run.progress_done == run.progress_total == 6
+    assert run.progress_done == run.progress_total == 4  # schemas, not their 6 sentences
 
 
 def test_random_baseline_is_reproducible_with_its_seed(tmp_path):
@@ -145,19 +145,28 @@ def test_a_release_file_changed_after_export_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "message", "field"),
     [
-        ({"method": "full"}, "needs a model"),
-        ({"method": "full", "model_path": "/nonexistent/model.gguf"}, "no such file or folder"),
-        ({"method": "predictions"}, "needs a predictions file"),
-        ({"method": "nonsense"}, "unknown method"),
-        ({"method": "first", "limit": 0}, "limit must be at least 1"),
+        ({"method": "full"}, "needs a model", "model"),
+        ({"method": "full", "model_path": "/nonexistent/model.gguf"}, "no such file or folder", "model"),
+        ({"method": "predictions"}, "needs a predictions file", "predictions"),
+        ({"method": "nonsense"}, "unknown method", "method"),
+        ({"method": "first", "limit": 0}, "limit must be at least 1", "limit"),
+        (
+            {"method": "first", "start_token": "eos"},
+            "start token applies to a model's methods",
+            "start_token",
+        ),
     ],
 )
-def test_run_requests_that_cannot_work_are_refused_before_anything_is_stored(tmp_path, kwargs, message):
+def test_run_requests_that_cannot_work_are_refused_before_anything_is_stored(
+    tmp_path, kwargs, message, field
+):
     release = write_wsc_release(tmp_path / "release")
-    with pytest.raises(EvaluationError, match=message):
+    with pytest.raises(EvaluationError, match=message) as refused:
         evaluation_run_create(release=str(release), **kwargs)
+    assert refused.value.field == field  # the web shows the message beside this field
+    assert "--" not in str(refused.value)  # no command-line flags
     assert not EvaluationRun.objects.exists()
 
 
@@ -241,12 +250,13 @@ def test_winowhy_uploaded_scores_find_the_best_threshold(tmp_path):
     assert run.metrics["best_threshold"] == {"threshold": 0.7, "n": 6, "correct": 5, "accuracy": 5 / 6}
 
 
-def test_winowhy_refuses_the_first_candidate_baseline(tmp_path):
-    run = evaluation_run_create(
-        release=str(write_winowhy_release(tmp_path / "r")), method="first", out_dir=str(tmp_path / "o")
-    )
-    with pytest.raises(EvaluationError, match="does not apply to WinoWhy"):
-        evaluation_run(run=run)
+def test_winowhy_refuses_the_first_candidate_baseline_before_the_run_is_stored(tmp_path):
+    with pytest.raises(EvaluationError, match="WinoWhy reasons have none") as refused:
+        evaluation_run_create(
+            release=str(write_winowhy_release(tmp_path / "r")), method="first", out_dir=str(tmp_path / "o")
+        )
+    assert refused.value.field == "method"
+    assert not EvaluationRun.objects.exists()
 
 
 def test_comve_baseline_writes_semeval_submission_files(tmp_path):

@@ -75,7 +75,7 @@ def test_wsc_with_a_tiny_causal_lm_predicts_the_higher_scoring_candidate(tmp_pat
     originals = {x["id"]: x["prediction"] for x in lines if x["variant"] == "original"}
     changed = sum(1 for x in lines if x["variant"] == "switched" and x["prediction"] != originals[x["id"]])
     assert run.metrics["switchable"]["changed"] == changed
-    assert run.progress_done == run.progress_total == 6
+    assert run.progress_done == run.progress_total == 4  # schemas, not their 6 sentences
 
 
 def test_winowhy_with_a_tiny_causal_lm_thresholds_its_scores(tmp_path, tiny_causal):
@@ -341,5 +341,5 @@ def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_pat
     assert failed is not None and failed.status == RunStatus.FAILED
     with pytest.raises(EvaluationError, match="start token must be bos, eos, a token id or a token's text"):
         run("two words")
-    with pytest.raises(EvaluationError, match="a start token applies to model methods"):
+    with pytest.raises(EvaluationError, match="a start token applies to a model's methods"):
         evaluation_run_create(release=str(release), method="majority", start_token="eos")

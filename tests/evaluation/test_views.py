@@ -71,7 +71,8 @@ def test_researcher_starts_a_run_as_a_background_job_and_follows_its_progress(
     page = client.get(reverse("evaluation:run-detail", args=[run.pk]))
     assert b"0.5000" in page.content and b"consistency" in page.content
     fragment = client.get(reverse("evaluation:run-detail", args=[run.pk]), HTTP_HX_REQUEST="true")
-    assert b"<html" not in fragment.content and b"Status: <strong>done</strong>" in fragment.content
+    assert b"<html" not in fragment.content and b"Done: <strong" in fragment.content
+    assert b"4 / 4 schemas</strong> scored" in fragment.content  # counted in schemas, not sentences
     assert b"hx-trigger" not in fragment.content  # polling stops once the run is done
 
 
@@ -79,7 +80,9 @@ def test_a_queued_run_polls_for_progress(client, researcher, release):
     run = evaluation_run_create(release=str(release), method="first")
     client.force_login(researcher)
     fragment = client.get(reverse("evaluation:run-detail", args=[run.pk]), HTTP_HX_REQUEST="true")
-    assert b'hx-trigger="every 1s"' in fragment.content and b"queued" in fragment.content
+    assert (
+        b'hx-trigger="every 1s"' in fragment.content and b"Queued: waiting for a worker" in fragment.content
+    )
 
 
 def test_starting_a_run_on_a_missing_release_shows_the_reason_and_stores_nothing(
@@ -160,13 +163,13 @@ def test_compare_shows_items_where_the_runs_differ_and_mcnemar(client, researche
     page = client.get(reverse("evaluation:run-compare") + f"?a={a.pk}&b={b.pk}&all=1")
     html = page.content.decode()
     assert "McNemar (exact)" in html
-    assert html.count("<tr><td>") >= 6  # every shared item and variant
+    assert html.count('<td data-label="item">') == 6  # every shared item and variant
     from evaluation.selectors import run_compare
 
-    result = run_compare(run_a=a, run_b=b)
-    assert len(result["rows"]) == 6
+    result = run_compare(run_a=a, run_b=b, show="all")
+    assert len(result["items"]) == 6
     m = result["mcnemar"]
-    assert m["only_a"] + m["only_b"] == sum(r["differ"] for r in result["rows"])
+    assert m["only_a"] + m["only_b"] == int(result["items"]["differ"].sum())
 
 
 def test_compare_of_an_unknown_run_is_404(client, researcher, two_runs):

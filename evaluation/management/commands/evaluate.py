@@ -55,6 +55,9 @@ class Command(BaseCommand):
             action="store_true",
             help="ComVE with a causal LM: generate subtask C explanations (greedy) and score their BLEU",
         )
+        parser.add_argument(
+            "--name", default="", help="a name for the run, shown beside its number on the pages"
+        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -74,6 +77,7 @@ class Command(BaseCommand):
                 out_dir=options["out"],
                 generate_explanations=options["generate_explanations"],
                 start_token=options["start_token"],
+                name=options["name"],
             )
         except EvaluationError as exc:
             raise CommandError(str(exc)) from exc
