@@ -193,6 +193,7 @@ def test_a_curator_watches_progress_and_agreement(api, curator, campaign, annota
         "complete": 4,
         "started": 4,
         "flagged": 0,
+        "awaiting": 0,
         "judgments": 8,
         "needed": 8,
         "percent": 100,

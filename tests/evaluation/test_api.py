@@ -213,7 +213,7 @@ def test_a_researcher_starts_a_run_that_is_sent_to_a_worker_once_committed(
         ),
         (
             {"release": "wsc-mini@1.0.0", "method": "first", "limit": 0},
-            {"limit": ["Ensure this value is greater than or equal to 1."]},
+            {"limit": ["The limit is at least 1 item (leave it empty to score all)."]},
         ),
         (
             {"release": "wsc-mini@1.0.0", "method": "predictions"},

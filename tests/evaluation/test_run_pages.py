@@ -254,7 +254,7 @@ def test_a_refusal_of_the_service_is_shown_beside_its_field(client, researcher, 
     def refuse(**kwargs):
         raise services.EvaluationError("release mini@1.0.0 has no built files yet", field="release")
 
-    monkeypatch.setattr(views, "evaluation_run_create", refuse)
+    monkeypatch.setattr(services, "evaluation_run_create", refuse)
     client.force_login(researcher)
     response = client.post(reverse("evaluation:run-list"), {"release": release, "method": "first", "seed": 0})
     html = response.content.decode()
