@@ -20,7 +20,10 @@ from releases.notices import approved_notice, published_notice
 class ReleaseCreateForm(forms.ModelForm):
     """The add form: what release_create needs; the service freezes the items."""
 
-    collection = forms.CharField(required=False, help_text="WSC/WinoWhy: only this collection (e.g. wsc273)")
+    collection = forms.CharField(
+        required=False,
+        help_text="WSC/WinoWhy: only this collection (e.g. wsc273; empty: the public ones); ComVE: your own items' collection",
+    )
 
     class Meta:
         model = Release

@@ -19,9 +19,10 @@ class ReleaseCreateForm(forms.Form):
     )
     dataset = forms.ChoiceField(label="Data set", choices=ReleaseDataset.choices)
     collection = forms.ChoiceField(
-        label="Collection (WSC, WinoWhy)",
+        label="Collection",
         required=False,
-        help_text="Only the schemas (and their reasons) of this collection; empty for all of them.",
+        help_text="WSC, WinoWhy: only the schemas (and their reasons) of this collection; empty for all "
+        "the public ones. ComVE: your own items' collection; empty for the public files.",
     )
     split = forms.ChoiceField(
         label="Split (ComVE, Sen-Making)",
@@ -45,7 +46,7 @@ class ReleaseCreateForm(forms.Form):
     def __init__(self, *args: Any, collections: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = cast(forms.ChoiceField, self.fields["collection"])
-        field.choices = [("", "all collections"), *((c, c) for c in collections)]
+        field.choices = [("", "the public sets"), *((c, c) for c in collections)]
 
     def service_kwargs(self) -> dict[str, str]:
         data = self.cleaned_data

@@ -152,8 +152,11 @@ def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) ->
 
 
 def release_collections() -> list[str]:
-    """The WSC collections a WSC or WinoWhy release can be narrowed to."""
-    return list(Schema.objects.order_by("collection").values_list("collection", flat=True).distinct())
+    """The collections a release can be narrowed to: WSC's (for WSC and WinoWhy) and a
+    curator's own ComVE items'."""
+    schemas = Schema.objects.values_list("collection", flat=True).distinct()
+    comve = ComVEItem.objects.exclude(collection="").values_list("collection", flat=True).distinct()
+    return sorted({*schemas, *comve})
 
 
 def release_sources() -> list[dict[str, Any]]:
@@ -166,11 +169,11 @@ def release_sources() -> list[dict[str, Any]]:
     counts += [(ReleaseDataset.WINOWHY, c, "", n) for c, n in reasons.order_by("schema__collection")]
     comve = (
         ComVEItem.objects.filter(dataset__in=ReleaseDataset.values)
-        .values_list("dataset", "split")
+        .values_list("dataset", "collection", "split")
         .annotate(n=Count("id"))
-        .order_by("dataset", "split")
+        .order_by("dataset", "collection", "split")
     )
-    counts += [(dataset, "", split, n) for dataset, split, n in comve]
+    counts += [(dataset, collection, split, n) for dataset, collection, split, n in comve]
     labels = dict(ReleaseDataset.choices)
     return [
         {"dataset": d, "label": labels[d], "collection": c, "split": sp, "items": n} for d, c, sp, n in counts

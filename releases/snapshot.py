@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from datasets.models import COMVE_CONTENT_FIELDS, ComVEItem, ImportBatch, Reason, Schema
+from datasets.models import COMVE_CONTENT_FIELDS, OWN_FORMATS, ComVEItem, ImportBatch, Reason, Schema
 from releases.models import ReleaseDataset
 
 CHUNK = 2000
@@ -34,18 +34,23 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def own_collections() -> QuerySet[Schema]:
+    """The collections a curator's own schemas were imported into (values of ``collection``)."""
+    return Schema.objects.filter(import_batch__format__in=OWN_FORMATS).values("collection")
+
+
 def schema_queryset(selection: dict[str, Any]) -> QuerySet[Schema]:
-    qs = Schema.objects.all()
+    """The selection's collection; without one, every collection of the public sets (a
+    curator's own items are released only under their collection's name)."""
     if selection.get("collection"):
-        qs = qs.filter(collection=selection["collection"])
-    return qs
+        return Schema.objects.filter(collection=selection["collection"])
+    return Schema.objects.exclude(collection__in=own_collections())
 
 
 def reason_queryset(selection: dict[str, Any]) -> QuerySet[Reason]:
-    qs = Reason.objects.all()
     if selection.get("collection"):
-        qs = qs.filter(schema__collection=selection["collection"])
-    return qs
+        return Reason.objects.filter(schema__collection=selection["collection"])
+    return Reason.objects.exclude(schema__collection__in=own_collections())
 
 
 def comve_queryset(dataset: str, selection: dict[str, Any]) -> QuerySet[ComVEItem]:

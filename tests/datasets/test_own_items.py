@@ -312,3 +312,35 @@ def test_a_releases_wsc_jsonl_lines_import_as_schemas_with_the_extra_fields_name
     schema = Schema.objects.get(collection="mine", external_id="7")
     assert (schema.text_before, schema.pronoun, schema.candidate_b) == (line["text_before"], "he", "the boy")
     assert result.warnings == ["wsc.jsonl: fields not read: collection, switchable"]
+
+
+def test_own_schemas_are_released_only_under_their_collection(curator, tmp_path):
+    from tests.datasets import sources
+
+    dataset_import(format="winowhy", paths=[sources.write_winowhy(tmp_path)], options={"collection": "pub"})
+    own("schemas", TEMPLATES / "schemas.csv")
+    own("reasons", TEMPLATES / "reasons.csv")
+    public = release_services.release_create(name="pub", dataset="wsc", version="1.0.0", user=curator)
+    keys = set(ReleaseItem.objects.filter(release=public).values_list("key", flat=True))
+    assert keys and all(k.startswith("pub:") for k in keys)
+    reasons = release_services.release_create(name="pubr", dataset="winowhy", version="1.0.0", user=curator)
+    assert not ReleaseItem.objects.filter(release=reasons, key__startswith="mine:").exists()
+    mine = release_services.release_create(
+        name="mine", dataset="wsc", version="1.0.0", collection="mine", user=curator
+    )
+    assert set(ReleaseItem.objects.filter(release=mine).values_list("key", flat=True)) == {
+        "mine:kettle-1",
+        "mine:kettle-2",
+        "mine:lamp-1",
+    }
+    from releases.selectors import release_collections, release_sources
+
+    own("comve-items", TEMPLATES / "comve-items.csv", collection="mycomve", split="dev")
+    assert release_collections() == ["mine", "mycomve", "pub"]
+    assert {
+        "dataset": "comve",
+        "label": "ComVE (SemEval-2020 Task 4)",
+        "collection": "mycomve",
+        "split": "dev",
+        "items": 2,
+    } in release_sources()
