@@ -155,6 +155,11 @@ def test_the_dashboard_and_the_list_take_a_bounded_number_of_queries(
     with django_assert_max_num_queries(10):
         html = client.get(reverse("home")).content.decode()
     assert "Open the curator dashboard" in html
+    with django_assert_max_num_queries(10):  # the API's list as the page's
+        listed = client.get(reverse("annotation-api:campaign-list")).json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert len(rows) == 20
+    assert sum(r["progress"]["judgments"] for r in rows) == Judgment.objects.count()
 
 
 def test_overview_progress_matches_each_campaigns_own_figures(curator, make_annotators):
