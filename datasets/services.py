@@ -694,3 +694,74 @@ def _write_reasons(
         "origins": dict(sorted(origins.items())),
     }
     return {"reasons": tally}, summary
+
+
+@dataclass
+class GeneratedReasons:
+    """What :func:`generated_reasons_add` stored: the batch and the counts per schema."""
+
+    batch: ImportBatch
+    created: int
+    per_schema: dict[str, int]
+
+
+def generated_reasons_add(
+    *,
+    collection: str,
+    reasons: dict[str, list[str]],
+    model: dict[str, Any],
+    settings: dict[str, Any],
+    user: Actor | None = None,
+) -> GeneratedReasons:
+    """Store a language model's candidate reasons (``reasons``: schema id -> texts, already
+    cleaned of empty and duplicate outputs) as reasons of origin ``generated``, numbered after
+    each schema's last reason, in one transaction. The import batch records the model's
+    identity (name, SHA-256) and the decoding settings; each reason's provenance names the
+    model and its place among its question's outputs. A text the schema has already is
+    skipped, so running the same generation again adds nothing."""
+    with transaction.atomic():
+        schemas = {s.external_id: s for s in Schema.objects.filter(collection=collection)}
+        missing = sorted(set(reasons) - set(schemas))
+        if missing:
+            raise DatasetImportError(f"no schema {missing[0]!r} in collection {collection!r}", field="schema")
+        batch = ImportBatch.objects.create(
+            format="generated",
+            files=[],
+            options=_json_safe({"collection": collection, **settings})
+            | {"model": {k: v for k, v in model.items() if isinstance(v, str | int | float)}},
+            created_by=account_of(user),
+        )
+        known: dict[int, set[str]] = {}
+        last: dict[int, int] = {}
+        for reason in Reason.objects.filter(schema__in=schemas.values()):
+            known.setdefault(reason.schema_id, set()).add(reason.text)
+            last[reason.schema_id] = max(last.get(reason.schema_id, -1), reason.position)
+        rows: list[Reason] = []
+        per_schema: dict[str, int] = {}
+        source = str(model.get("name") or "model")[:255]
+        checksum = str(model.get("sha256") or "")[:64]
+        for external_id, texts in reasons.items():
+            schema = schemas[external_id]
+            for index, text in enumerate(texts, start=1):
+                if text in known.setdefault(schema.pk, set()):
+                    continue
+                known[schema.pk].add(text)
+                last[schema.pk] = last.get(schema.pk, -1) + 1
+                rows.append(
+                    Reason(
+                        schema=schema,
+                        position=last[schema.pk],
+                        text=text,
+                        origin="generated",
+                        source_file=source,
+                        source_row=index,
+                        file_checksum=checksum,
+                        import_batch=batch,
+                    )
+                )
+                per_schema[external_id] = per_schema.get(external_id, 0) + 1
+        Reason.objects.bulk_create(rows, batch_size=1000)
+        batch.created = len(rows)
+        batch.summary = {"collection": collection, "reasons": len(rows), "schemas": len(per_schema)}
+        batch.save(update_fields=["created", "summary"])
+    return GeneratedReasons(batch=batch, created=len(rows), per_schema=per_schema)

@@ -1,0 +1,129 @@
+"""Candidate reasons written by a causal LM, as WinoWhy's `generated` ones (issue 13,
+"Model-generated candidates"): the prompt of Zhang et al. (section 3.1, Table 2), the k
+best of a beam search, empty and duplicate outputs dropped and counted, the rest stored as
+reasons of origin `generated` whose batch names the model and the decoding."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from datasets.models import ImportBatch, Reason
+from datasets.services import generated_reasons_add
+from evaluation.generation import generate_reasons, keep_reasons, reason_prompt
+from tests.evaluation.tiny_models import build_tiny_causal
+from tests.releases.factories import make_schemas
+
+
+def test_the_prompt_is_winowhys():
+    # Zhang et al. 2020, Table 2's caption
+    assert (
+        reason_prompt("Bob paid for Charlie's college education. He is very grateful.", "He", "Charlie")
+        == "Bob paid for Charlie's college education. He is very grateful. The 'He' refers to Charlie because"
+    )
+
+
+def test_empty_and_duplicate_outputs_are_dropped_and_counted():
+    kept, empty, duplicate = keep_reasons(
+        [" he was grateful.", "He was grateful", "", " ...", "he owes Bob. And more", "Bob paid."],
+        existing=["Bob paid"],
+    )
+    assert kept == ["he was grateful.", "he owes Bob."]  # cut at the first sentence end
+    assert (empty, duplicate) == (2, 2)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from evaluation.modeling import load_model
+
+    return load_model(build_tiny_causal(tmp_path_factory.mktemp("gen") / "tiny"))
+
+
+def test_beam_search_gives_k_outputs_per_prompt_the_same_each_time(tiny):
+    prompts = [reason_prompt("The cat sat on the mat because it was tired.", "it", "the cat"), "A dog ran"]
+    first = generate_reasons(tiny, prompts, k=3, num_beams=4, max_new_tokens=6, batch_size=2)
+    assert [len(o) for o in first] == [3, 3]
+    alone = generate_reasons(tiny, prompts[:1], k=3, num_beams=4, max_new_tokens=6)
+    assert alone[0] == first[0]  # batching and padding change nothing
+    assert generate_reasons(tiny, prompts, k=3, num_beams=4, max_new_tokens=6) == first
+    with pytest.raises(ValueError, match="between 1 and the number of beams"):
+        generate_reasons(tiny, prompts, k=5, num_beams=4)
+
+
+@pytest.mark.django_db
+def test_stored_reasons_are_generated_numbered_after_the_last_and_never_twice(curator):
+    schemas = make_schemas(2, collection="mine")
+    Reason.objects.create(
+        schema=schemas[0],
+        position=4,
+        text="it is big",
+        origin="human",
+        source_file="f",
+        source_row=1,
+        file_checksum="x",
+    )
+    model = {"name": "tiny", "sha256": "ab" * 32}
+    settings = {"k": 2, "num_beams": 5, "decoding": "beam search"}
+    stored = generated_reasons_add(
+        collection="mine",
+        reasons={"0": ["it is big", "it is large."], "1": ["x."]},
+        model=model,
+        settings=settings,
+        user=curator,
+    )
+    assert stored.created == 2 and stored.per_schema == {"0": 1, "1": 1}
+    new = Reason.objects.get(schema=schemas[0], text="it is large.")
+    assert (new.origin, new.position, new.source_file, new.source_row) == ("generated", 5, "tiny", 2)
+    batch = ImportBatch.objects.get(format="generated")
+    assert batch.options["model"] == model and batch.options["num_beams"] == 5 and batch.created_by == curator
+    again = generated_reasons_add(
+        collection="mine", reasons={"0": ["it is large."], "1": ["x."]}, model=model, settings=settings
+    )
+    assert again.created == 0 and Reason.objects.count() == 3
+
+
+@pytest.mark.django_db
+def test_the_command_generates_and_stores_for_a_registry_model(settings, tmp_path):
+    folder = tmp_path / "models"
+    build_tiny_causal(folder / "tiny-causal")
+    settings.WINNOW_MODELS_DIR = folder
+    make_schemas(3, collection="mine")
+    from io import StringIO
+
+    out = StringIO()
+    call_command(
+        "generate_reasons",
+        "--collection",
+        "mine",
+        "--model",
+        "tiny-causal",
+        "--k",
+        "2",
+        "--max-new-tokens",
+        "5",
+        "--dry-run",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert "3 questions, 6 outputs" in out.getvalue() and "dry run: nothing stored" in out.getvalue()
+    assert Reason.objects.count() == 0
+    out = StringIO()
+    call_command(
+        "generate_reasons",
+        "--collection",
+        "mine",
+        "--model",
+        "tiny-causal",
+        "--k",
+        "2",
+        "--max-new-tokens",
+        "5",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    kept = int(out.getvalue().split(" kept")[0].rsplit(" ", 1)[1])
+    assert Reason.objects.filter(origin="generated").count() == kept
+    batch = ImportBatch.objects.get(format="generated")
+    assert batch.options["model"]["name"] == "tiny-causal" and len(batch.options["model"]["sha256"]) == 64
+    with pytest.raises(CommandError, match="no model 'nope' in the registry"):
+        call_command("generate_reasons", "--collection", "mine", "--model", "nope")
