@@ -34,7 +34,7 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def own_collections() -> QuerySet[Schema]:
+def own_collections() -> Any:
     """The collections a curator's own schemas were imported into (values of ``collection``)."""
     return Schema.objects.filter(import_batch__format__in=OWN_FORMATS).values("collection")
 
