@@ -18,7 +18,6 @@ from evaluation import views
 from evaluation.modeling import smollm2_path
 from evaluation.registry import SMOLLM2_NAME
 from evaluation.tasks import evaluation_run_task
-from tests.browser.test_release_download import published_releases_removed_afterwards  # noqa: F401
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.model]
 
