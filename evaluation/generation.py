@@ -163,6 +163,10 @@ def generate_reasons(
                 num_beams=num_beams,
                 num_return_sequences=k,
                 pad_token_id=pad_id,
+                # a beam that ends its sentence is finished, so the k kept are k sentences
+                # (cut at the first sentence end afterwards, unfinished beams would repeat them)
+                stop_strings=[".", "\n"],
+                tokenizer=tokenizer,
             )
             for row, i in enumerate(batch):
                 for j in range(k):

@@ -127,3 +127,23 @@ def test_the_command_generates_and_stores_for_a_registry_model(settings, tmp_pat
     assert batch.options["model"]["name"] == "tiny-causal" and len(batch.options["model"]["sha256"]) == 64
     with pytest.raises(CommandError, match="no model 'nope' in the registry"):
         call_command("generate_reasons", "--collection", "mine", "--model", "nope")
+
+
+def test_the_docs_quote_the_stored_sample():
+    import json
+    import re
+
+    from django.conf import settings
+
+    root = settings.BASE_DIR
+    stored = json.loads(
+        (root / "docs/generated-reasons/smollm2-wsc273-first10.json").read_text(encoding="utf-8")
+    )
+    text = (root / "docs/pipelines.md").read_text(encoding="utf-8")
+    block = re.search(
+        r"<!-- generated-reasons:table-2 -->\n(.*?)\n<!-- /generated-reasons:table-2 -->", text, re.S
+    )
+    assert block is not None
+    assert block.group(1).splitlines() == [f"- {t}" for t in stored["table_2"]]
+    assert stored["questions"] == len(stored["questions_detail"]) == 10
+    assert f"took {stored['seconds']} s" in text
