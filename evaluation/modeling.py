@@ -316,6 +316,20 @@ def load_weights(
     return weights(model, tokenizer, kind, "file", written)
 
 
+def gguf_convert(path: str | Path, *, convert_dir: str | Path) -> tuple[Path, bool]:
+    """Write a GGUF file's converted copy now, as its first load would (`manage.py models
+    --convert`, so that no run pays for it): (the copy's folder, whether this call wrote it;
+    False when a complete copy was there already)."""
+    path = Path(path).expanduser().resolve()
+    folder = Path(convert_dir).expanduser().resolve() / model_sha256(path)
+    if (folder / CONVERSION_MARKER).is_file():
+        return folder, False
+    weights = load_weights(path, convert_dir=convert_dir, sha256=folder.name)
+    if weights.fmt != "gguf":
+        raise ModelLoadError(f"{path}: not a GGUF file; only GGUF files are converted")
+    return folder, weights.converted_now
+
+
 def load_model(
     path: str | Path,
     *,

@@ -421,3 +421,32 @@ def test_cloze_runs_load_through_the_same_cache(tiny_causal_path: Path, fresh_ca
     assert (first.loaded_from, second.loaded_from) == ("file", "memory")
     assert second.model is first.model
     assert fresh_cache.keys()[0].path == str(tiny_causal_path.resolve())
+
+
+@pytest.mark.django_db
+def test_the_models_command_converts_a_gguf_ahead_of_its_first_run(
+    tiny_gguf: Path, tmp_path: Path, settings, capsys
+) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny-gguf.gguf").write_bytes(tiny_gguf.read_bytes())
+    settings.WINNOW_MODELS_DIR = models
+    settings.WINNOW_MODEL_CACHE_DIR = tmp_path / "cache"
+    call_command("models", "--convert", "tiny-gguf")
+    assert "converted tiny-gguf.gguf in" in capsys.readouterr().out
+    copy = tmp_path / "cache" / model_sha256(models / "tiny-gguf.gguf")
+    assert (copy / CONVERSION_MARKER).is_file()
+    assert (
+        load_weights(models / "tiny-gguf.gguf", convert_dir=tmp_path / "cache").loaded_from
+        == "converted copy"
+    )
+    call_command("models", "--convert", "tiny-gguf")
+    assert "tiny-gguf.gguf: converted already" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="no model named nowhere"):
+        call_command("models", "--convert", "nowhere")
+    settings.WINNOW_MODEL_CACHE_DIR = None
+    with pytest.raises(CommandError, match="switched off"):
+        call_command("models", "--convert", "tiny-gguf")
