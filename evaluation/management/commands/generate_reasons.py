@@ -9,8 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from datasets.models import Reason, Schema
 from datasets.services import DatasetImportError, generated_reasons_add
+from evaluation import model_cache
 from evaluation.generation import generate_reasons, keep_reasons, reason_prompt
-from evaluation.modeling import ModelLoadError, load_model
+from evaluation.modeling import ModelLoadError
 from evaluation.selectors import model_get
 
 HELP = """Candidate reasons for Winograd questions written by a local causal language model, as
@@ -64,7 +65,7 @@ class Command(BaseCommand):
         if not schemas:
             raise CommandError(f"no schemas in collection {options['collection']!r}")
         try:
-            loaded = load_model(entry.path)
+            loaded = model_cache.load(entry.path)
         except ModelLoadError as exc:
             raise CommandError(str(exc)) from exc
         prompts = [reason_prompt(s.sentence, s.pronoun, s.correct_candidate) for s in schemas]
