@@ -29,6 +29,62 @@ def tidy_explanation(text: str) -> str:
     return " ".join(text.split())
 
 
+def _generate(
+    loaded: Any,
+    prompts: Sequence[str],
+    *,
+    what: str,
+    max_new_tokens: int,
+    batch_size: int,
+    progress: Callable[[int, int], None] | None,
+    returned: int = 1,
+    **decoding: Any,
+) -> list[list[str]]:
+    """``returned`` tidied continuations of each prompt: prompts conditioned on the start
+    token, sorted by length and batched with left padding (every prompt ends at the same
+    column) under ``torch.inference_mode``; ``decoding`` goes to ``generate``."""
+    import torch
+
+    if loaded.kind != "causal":
+        raise ValueError(f"generating {what} needs a causal language model")
+    tokenizer = loaded.tokenizer
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+    encoded = []
+    for prompt in prompts:
+        ids = loaded.encode(prompt)
+        if loaded.start_token_id is not None:
+            ids = [loaded.start_token_id, *ids]
+        encoded.append(ids[-(loaded.max_length - max_new_tokens) :])
+    out: list[list[str]] = [[] for _ in encoded]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):
+                ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
+                mask[row, width - len(encoded[i]) :] = 1
+            generated = loaded.model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=returned,
+                pad_token_id=pad_id,
+                **decoding,
+            )
+            for row, i in enumerate(batch):
+                for j in range(returned):
+                    text = tokenizer.decode(generated[row * returned + j, width:], skip_special_tokens=True)
+                    out[i].append(tidy_explanation(text))
+            if progress is not None:
+                progress(min(start + batch_size, len(order)), len(order))
+    return out
+
+
 def generate_explanations(
     loaded: Any,
     statements: Sequence[str],
@@ -37,44 +93,17 @@ def generate_explanations(
     batch_size: int = 16,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
-    import torch
-
-    if loaded.kind != "causal":
-        raise ValueError("generating explanations needs a causal language model")
-    tokenizer = loaded.tokenizer
-    pad_id = tokenizer.pad_token_id
-    if pad_id is None:
-        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    prompts = []
-    for s in statements:
-        ids = loaded.encode(explanation_prompt(s))
-        if loaded.start_token_id is not None:
-            ids = [loaded.start_token_id, *ids]
-        prompts.append(ids[-(loaded.max_length - max_new_tokens) :])
-    out: list[str] = [""] * len(prompts)
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            width = max(len(prompts[i]) for i in batch)
-            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):  # left padding: every prompt ends at the same column
-                ids[row, width - len(prompts[i]) :] = torch.tensor(prompts[i])
-                mask[row, width - len(prompts[i]) :] = 1
-            generated = loaded.model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                pad_token_id=pad_id,
-            )
-            for row, i in enumerate(batch):
-                text = tokenizer.decode(generated[row, width:], skip_special_tokens=True)
-                out[i] = tidy_explanation(text)
-            if progress is not None:
-                progress(min(start + batch_size, len(order)), len(order))
-    return out
+    prompts = [explanation_prompt(s) for s in statements]
+    outputs = _generate(
+        loaded,
+        prompts,
+        what="explanations",
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        progress=progress,
+        do_sample=False,
+    )
+    return [texts[0] for texts in outputs]
 
 
 # WinoWhy (Zhang et al. 2020, section 3.1 and Table 2): the question as shown to people,
@@ -128,50 +157,20 @@ def generate_reasons(
     beams; WinoWhy's setting is k = 5), each cut at its first line break or sentence end.
     Deterministic: beam search draws no random numbers. Conditioned on the model's start
     token as every causal score; batched with left padding."""
-    import torch
-
-    if loaded.kind != "causal":
-        raise ValueError("generating reasons needs a causal language model")
     if not 1 <= k <= num_beams:
         raise ValueError(f"k ({k}) must be between 1 and the number of beams ({num_beams})")
-    tokenizer = loaded.tokenizer
-    pad_id = tokenizer.pad_token_id
-    if pad_id is None:
-        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    encoded = []
-    for prompt in prompts:
-        ids = loaded.encode(prompt)
-        if loaded.start_token_id is not None:
-            ids = [loaded.start_token_id, *ids]
-        encoded.append(ids[-(loaded.max_length - max_new_tokens) :])
-    out: list[list[str]] = [[] for _ in encoded]
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            width = max(len(encoded[i]) for i in batch)
-            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
-                mask[row, width - len(encoded[i]) :] = 1
-            generated = loaded.model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                num_beams=num_beams,
-                num_return_sequences=k,
-                pad_token_id=pad_id,
-                # a beam that ends its sentence is finished, so the k kept are k sentences
-                # (cut at the first sentence end afterwards, unfinished beams would repeat them)
-                stop_strings=[".", "\n"],
-                tokenizer=tokenizer,
-            )
-            for row, i in enumerate(batch):
-                for j in range(k):
-                    text = tokenizer.decode(generated[row * k + j, width:], skip_special_tokens=True)
-                    out[i].append(tidy_explanation(text))
-            if progress is not None:
-                progress(min(start + batch_size, len(order)), len(order))
-    return out
+    return _generate(
+        loaded,
+        prompts,
+        what="reasons",
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        progress=progress,
+        returned=k,
+        do_sample=False,
+        num_beams=num_beams,
+        # a beam that ends its sentence is finished, so the k kept are k sentences
+        # (cut at the first sentence end afterwards, unfinished beams would repeat them)
+        stop_strings=[".", "\n"],
+        tokenizer=loaded.tokenizer,
+    )
