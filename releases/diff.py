@@ -116,9 +116,10 @@ def item_text(dataset: str, payload: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(field, before, after) for every field whose value differs, in the new payload's
-    order, then the fields the new payload no longer has."""
-    names = list(new) + [f for f in old if f not in new]
+    """(field, before, after) for every field whose value differs (or that one payload
+    lacks), by field name: PostgreSQL's jsonb does not keep a payload's key order, so the
+    order must not come from it."""
+    names = sorted({*new, *old})
     return [
         (f, display_value(old.get(f)), display_value(new.get(f))) for f in names if old.get(f) != new.get(f)
     ]
