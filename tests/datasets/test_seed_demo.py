@@ -40,7 +40,7 @@ def state() -> tuple:
 
 def test_seed_demo_creates_accounts_with_roles_and_known_passwords():
     seed()
-    for name in ("admin", "curator", "annotator1", "annotator2", "researcher"):
+    for name in ("admin", "curator", *(f"annotator{i}" for i in range(1, 6)), "researcher"):
         assert authenticate(username=name, password=name) is not None, name
     User = get_user_model()
     assert User.objects.get(username="admin").is_superuser
@@ -132,3 +132,23 @@ def test_release_demo_without_the_demo_data_says_to_seed_first():
     with pytest.raises(CommandError, match="seed_demo"):
         release_demo()
     assert not Release.objects.exists()
+
+
+def test_the_demo_campaigns_can_finish_with_the_demo_annotators():
+    """Every demo campaign asks at most as many judgments per item as there are demo
+    annotators, and the largest (WinoWhy's five plausibility votes) completes."""
+    from annotation.models import Campaign
+    from annotation.selectors import campaign_progress
+    from core.roles import Role
+    from tests.annotation.answering import answer_all
+
+    seed()
+    call_command("annotation_demo", stdout=StringIO())
+    annotators = list(get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value).order_by("username"))
+    assert len(annotators) == 5
+    campaigns = list(Campaign.objects.all())
+    assert campaigns and max(c.judgments_per_item for c in campaigns) == len(annotators)
+    plausibility = Campaign.objects.get(name="demo-plausibility")
+    answer_all(plausibility, annotators, lambda item, i: {"answer": "plausible" if i < 4 else "implausible"})
+    progress = campaign_progress(campaign=plausibility)
+    assert progress["complete"] == progress["n"] > 0 and progress["percent"] == 100

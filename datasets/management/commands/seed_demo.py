@@ -22,14 +22,18 @@ ACCOUNTS = [
     ("curator", "curator", Role.CURATOR, False),
     ("annotator1", "annotator1", Role.ANNOTATOR, False),
     ("annotator2", "annotator2", Role.ANNOTATOR, False),
+    # five annotators: the demo campaigns ask up to K = 5 judgments per item (WinoWhy's votes)
+    ("annotator3", "annotator3", Role.ANNOTATOR, False),
+    ("annotator4", "annotator4", Role.ANNOTATOR, False),
+    ("annotator5", "annotator5", Role.ANNOTATOR, False),
     ("researcher", "researcher", Role.RESEARCHER, False),
 ]
 
 
 class Command(BaseCommand):
     help = (
-        "Create the demo accounts (admin/admin, curator/curator, annotator1/annotator1, "
-        "annotator2/annotator2, researcher/researcher) and import the demo data written for Winnow "
+        "Create the demo accounts (admin/admin, curator/curator, annotator1/annotator1 .. "
+        "annotator5/annotator5, researcher/researcher) and import the demo data written for Winnow "
         "(datasets/demo/: 6 Winograd schemas in 3 twin pairs with reasons, 5 ComVE items) through the "
         "same importer as the real data. Running it again creates and changes no account or item (the import batches it logs say so). Refused in production."
     )
