@@ -129,21 +129,34 @@ def test_the_command_generates_and_stores_for_a_registry_model(settings, tmp_pat
         call_command("generate_reasons", "--collection", "mine", "--model", "nope")
 
 
-def test_the_docs_quote_the_stored_sample():
+def test_the_docs_quote_the_stored_run():
     import json
     import re
 
     from django.conf import settings
 
     root = settings.BASE_DIR
-    stored = json.loads(
-        (root / "docs/generated-reasons/smollm2-wsc273-first10.json").read_text(encoding="utf-8")
-    )
+    stored = json.loads((root / "docs/generated-reasons/smollm2-wsc273.json").read_text(encoding="utf-8"))
     text = (root / "docs/pipelines.md").read_text(encoding="utf-8")
-    block = re.search(
-        r"<!-- generated-reasons:table-2 -->\n(.*?)\n<!-- /generated-reasons:table-2 -->", text, re.S
-    )
-    assert block is not None
-    assert block.group(1).splitlines() == [f"- {t}" for t in stored["table_2"]]
-    assert stored["questions"] == len(stored["questions_detail"]) == 10
-    assert f"took {stored['seconds']} s" in text
+    for name, texts in [
+        ("table-2", stored["table_2"]),
+        ("first-question", stored["questions_detail"][0]["kept"]),
+    ]:
+        block = re.search(
+            rf"<!-- generated-reasons:{name} -->\n(.*?)\n<!-- /generated-reasons:{name} -->", text, re.S
+        )
+        assert block is not None, name
+        assert block.group(1).splitlines() == [f"- {t}" for t in texts], name
+    assert stored["questions"] == len(stored["questions_detail"]) == 273
+    outputs, empty, duplicate = stored["outputs"], stored["empty"], stored["duplicate"]
+    assert outputs == sum(len(q["outputs"]) for q in stored["questions_detail"])
+    assert outputs - empty - duplicate == sum(len(q["kept"]) for q in stored["questions_detail"])
+    said = " ".join(text.split())
+    for figure in (
+        f"in {stored['seconds']} s",
+        f"loaded in {stored['load_seconds']} s",
+        f"took {stored['reference_seconds']} s for {stored['reference_questions']} questions",
+        f"Of the {outputs:,} outputs, {empty} were empty and {duplicate} duplicates ({duplicate / outputs:.1%})",
+        f"so {outputs - empty - duplicate:,} candidate reasons",
+    ):
+        assert figure in said, figure
