@@ -19,6 +19,7 @@ from datasets.importers.base import (
     SourceFile,
     collect_files,
     load_json_lines,
+    looks_like_json,
     read_csv_rows,
     read_source,
     sniff,
@@ -101,8 +102,8 @@ def _one_file(paths: list[Path], what: str) -> SourceFile:
             f"expected one {what} file (JSON Lines or CSV), found {len(files)}",
             file=", ".join(f.name for f in files),
         )
-    head = files[0].read_bytes()[:4096]
-    kind = "jsonl" if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[") else "csv"
+    with files[0].open("rb") as handle:  # the first bytes tell how bad bytes are reported
+        kind = "jsonl" if looks_like_json(handle.read(4096)) else "csv"
     return read_source(files[0], kind=kind)
 
 
