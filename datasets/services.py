@@ -628,6 +628,23 @@ def _write_comve(data: ComVEData, batch: ImportBatch) -> tuple[dict[str, Tally],
     return {"items": tally}, summary
 
 
+class _CollectionReasons:
+    """The reasons a collection has, by (schema id, text), and the next free position of
+    each schema: where a curator's reasons and a model's candidates are added."""
+
+    def __init__(self, collection: str) -> None:
+        self.by_text: dict[tuple[int, str], Reason] = {}
+        self._last: dict[int, int] = {}
+        for reason in Reason.objects.filter(schema__collection=collection):
+            self.by_text[(reason.schema_id, reason.text)] = reason
+            self._last[reason.schema_id] = max(self._last.get(reason.schema_id, -1), reason.position)
+
+    def next_position(self, schema_id: int) -> int:
+        """The position after the schema's last reason (taken: the next call gives the one after)."""
+        self._last[schema_id] = self._last.get(schema_id, -1) + 1
+        return self._last[schema_id]
+
+
 def _write_reasons(
     data: ReasonRowsData, batch: ImportBatch, options: dict[str, Any]
 ) -> tuple[dict[str, Tally], dict[str, Any]]:
@@ -647,11 +664,7 @@ def _write_reasons(
             row=first.provenance.source_row,
             field="schema",
         )
-    existing: dict[tuple[int, str], Reason] = {}
-    last: dict[int, int] = {}
-    for known in Reason.objects.filter(schema__collection=collection):
-        existing[(known.schema_id, known.text)] = known
-        last[known.schema_id] = max(last.get(known.schema_id, -1), known.position)
+    existing = _CollectionReasons(collection)
     tally = Tally()
     to_create: list[Reason] = []
     to_update: list[Reason] = []
@@ -667,13 +680,11 @@ def _write_reasons(
             "source_row": record.provenance.source_row,
             "file_checksum": record.provenance.file_checksum,
         }
-        reason = existing.get((schema.pk, record.text))
+        reason = existing.by_text.get((schema.pk, record.text))
         if reason is None:
-            last[schema.pk] = last.get(schema.pk, -1) + 1
+            position = existing.next_position(schema.pk)
             to_create.append(
-                Reason(
-                    schema=schema, position=last[schema.pk], text=record.text, import_batch=batch, **values
-                )
+                Reason(schema=schema, position=position, text=record.text, import_batch=batch, **values)
             )
         else:
             status = _refresh(reason, values, batch)
@@ -731,11 +742,7 @@ def generated_reasons_add(
             | {"model": {k: v for k, v in model.items() if isinstance(v, str | int | float)}},
             created_by=account_of(user),
         )
-        known: dict[int, set[str]] = {}
-        last: dict[int, int] = {}
-        for reason in Reason.objects.filter(schema__in=schemas.values()):
-            known.setdefault(reason.schema_id, set()).add(reason.text)
-            last[reason.schema_id] = max(last.get(reason.schema_id, -1), reason.position)
+        existing = _CollectionReasons(collection)
         rows: list[Reason] = []
         per_schema: dict[str, int] = {}
         source = str(model.get("name") or "model")[:255]
@@ -743,14 +750,12 @@ def generated_reasons_add(
         for external_id, texts in reasons.items():
             schema = schemas[external_id]
             for index, text in enumerate(texts, start=1):
-                if text in known.setdefault(schema.pk, set()):
+                if (schema.pk, text) in existing.by_text:
                     continue
-                known[schema.pk].add(text)
-                last[schema.pk] = last.get(schema.pk, -1) + 1
                 rows.append(
                     Reason(
                         schema=schema,
-                        position=last[schema.pk],
+                        position=existing.next_position(schema.pk),
                         text=text,
                         origin="generated",
                         source_file=source,
@@ -759,6 +764,7 @@ def generated_reasons_add(
                         import_batch=batch,
                     )
                 )
+                existing.by_text[(schema.pk, text)] = rows[-1]
                 per_schema[external_id] = per_schema.get(external_id, 0) + 1
         Reason.objects.bulk_create(rows, batch_size=1000)
         batch.created = len(rows)
