@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import LaidOutHelpCommand
 from datasets.models import Reason, Schema
 from datasets.services import DatasetImportError, generated_reasons_add
 from evaluation import model_cache
@@ -27,14 +28,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(LaidOutHelpCommand):
     help = HELP
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        from argparse import RawDescriptionHelpFormatter
-
-        kwargs["formatter_class"] = RawDescriptionHelpFormatter
-        return super().create_parser(prog_name, subcommand, **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
