@@ -11,7 +11,7 @@ from core.commands import LaidOutHelpCommand
 from datasets.importers import PARSERS
 from datasets.services import DatasetImportError, dataset_import
 
-HELP = """Import a public data set into Winnow (atomic and idempotent).
+HELP = """Import a public data set, or your own items, into Winnow (atomic and idempotent).
 
 Formats and what to give them (files are recognised by content, not by name):
   winowhy     winowhy.json (273 questions with 15 reasons each) [--categories cat_ref.json]
