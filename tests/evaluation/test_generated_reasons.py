@@ -90,38 +90,17 @@ def test_the_command_generates_and_stores_for_a_registry_model(settings, tmp_pat
     make_schemas(3, collection="mine")
     from io import StringIO
 
-    out = StringIO()
-    call_command(
-        "generate_reasons",
-        "--collection",
-        "mine",
-        "--model",
-        "tiny-causal",
-        "--k",
-        "2",
-        "--max-new-tokens",
-        "5",
-        "--dry-run",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    assert "3 questions, 6 outputs" in out.getvalue() and "dry run: nothing stored" in out.getvalue()
+    def generate(*extra: str) -> str:
+        out = StringIO()
+        args = ["--collection", "mine", "--model", "tiny-causal", "--k", "2", "--max-new-tokens", "5"]
+        call_command("generate_reasons", *args, *extra, stdout=out, stderr=StringIO())
+        return out.getvalue()
+
+    said = generate("--dry-run")
+    assert "3 questions, 6 outputs" in said and "dry run: nothing stored" in said
     assert Reason.objects.count() == 0
-    out = StringIO()
-    call_command(
-        "generate_reasons",
-        "--collection",
-        "mine",
-        "--model",
-        "tiny-causal",
-        "--k",
-        "2",
-        "--max-new-tokens",
-        "5",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    kept = int(out.getvalue().split(" kept")[0].rsplit(" ", 1)[1])
+    said = generate()
+    kept = int(said.split(" kept")[0].rsplit(" ", 1)[1])
     assert Reason.objects.filter(origin="generated").count() == kept
     batch = ImportBatch.objects.get(format="generated")
     assert batch.options["model"]["name"] == "tiny-causal" and len(batch.options["model"]["sha256"]) == 64
