@@ -377,17 +377,33 @@ class AggregateOutput(serializers.Serializer):
     created = serializers.IntegerField()
     labels = serializers.DictField(child=serializers.IntegerField())
     extra = serializers.DictField(help_text="e.g. human_accuracy")
+    labels_changed = serializers.IntegerField(
+        help_text="Labels of the campaign's layer written (new or changed)"
+    )
+    labels_over_import = serializers.IntegerField(
+        help_text="Of those, labels on items an import labelled (the imported label stays in place)"
+    )
+    dry_run = serializers.BooleanField(help_text="true: counted and rolled back, nothing written")
+
+
+class AggregateInput(serializers.Serializer):
+    dry_run = serializers.BooleanField(
+        default=False, help_text="true: say what aggregating would change, write nothing"
+    )
 
 
 class CampaignAggregateApi(APIView):
-    """Aggregate the campaign's judgments by the task's rule (the page's Aggregate button)."""
+    """Aggregate the campaign's judgments by the task's rule (the page's Aggregate button);
+    ``dry_run``: what it would change, nothing written (the page's preview)."""
 
     permission_classes = [IsCurator]
 
-    @extend_schema(request=None, responses={200: AggregateOutput})
+    @extend_schema(request=AggregateInput, responses={200: AggregateOutput})
     def post(self, request: Request, name: str) -> Response:
         campaign = selectors.campaign_get(user=request.user, name=name)
-        summary = services.campaign_aggregate(campaign=campaign)
+        data = AggregateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        summary = services.campaign_aggregate(campaign=campaign, dry_run=data.validated_data["dry_run"])
         # (asdict would count a Counter's pairs, not copy it)
         return Response(AggregateOutput(asdict(summary) | {"labels": dict(summary.labels)}).data)
 

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
@@ -304,19 +304,39 @@ def item_adjudicate(request: HttpRequest, name: str, item_id: int) -> HttpRespon
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def campaign_aggregate(request: HttpRequest, name: str) -> HttpResponse:
+    """GET (or a POST without ``confirm``): what aggregating would do, counted and rolled
+    back, with a Confirm button; POST with ``confirm``: aggregate."""
     _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
+    if request.method == "GET" or not request.POST.get("confirm"):
+        preview = services.campaign_aggregate(campaign=campaign, dry_run=True)
+        return render(
+            request,
+            "annotation/campaign_aggregate.html",
+            {
+                "campaign": campaign,
+                "spec": task_spec(campaign.task),
+                "preview": preview,
+                "outcomes": sorted(preview.labels.items()),
+            },
+        )
     summary = services.campaign_aggregate(campaign=campaign)
     labels = ", ".join(f"{k}: {v}" for k, v in sorted(summary.labels.items())) or "no labels"
     extra = ""
     if summary.extra.get("human_accuracy") is not None:
         extra = f" Human accuracy {summary.extra['human_accuracy']:.1%}."
+    kept = ""
+    if summary.labels_over_import:
+        kept = (
+            f" {summary.labels_over_import} of the {summary.labels_changed} labels written are on items "
+            "an import labelled: the imported labels stay in place, the campaign's are kept beside them."
+        )
     messages.success(
         request,
         f"Aggregated {summary.aggregated} items ({summary.pending} still need judgments); "
-        f"{summary.changed} changed, {summary.created} created. {labels}.{extra}",
+        f"{summary.changed} changed, {summary.created} created. {labels}.{extra}{kept}",
     )
     return redirect("annotation:campaign-detail", name=campaign.name)
 

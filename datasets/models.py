@@ -233,3 +233,75 @@ COMVE_CONTENT_FIELDS: tuple[str, ...] = (
     "has_b",
     "has_c",
 )
+
+
+class LabelSourceKind(models.TextChoices):
+    IMPORT = "import", "import"
+    CAMPAIGN = "campaign", "campaign"
+
+
+class LabelSource(models.Model):
+    """Where labels came from: one import batch, or one campaign's aggregation. The
+    campaign is named by id, not by a foreign key: ``annotation`` sits above this app."""
+
+    kind = models.CharField(max_length=10, choices=LabelSourceKind.choices)
+    name = models.CharField(max_length=120, unique=True, help_text="import:<batch id> or campaign:<name>")
+    import_batch = models.OneToOneField(
+        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="label_source"
+    )
+    campaign_id = models.PositiveIntegerField(null=True, blank=True, unique=True)
+    title = models.CharField(max_length=200, help_text="The source as people read it")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.title or self.name
+
+
+class Label(models.Model):
+    """One label of one item as one source gave it (a layer): the value of the label's
+    fields, e.g. {"plausibility": 0.8, "label": "positive"}. Sources never overwrite each
+    other's layers; a campaign's layer follows its latest aggregation."""
+
+    source = models.ForeignKey(LabelSource, on_delete=models.PROTECT, related_name="labels")
+    schema = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    reason = models.ForeignKey(Reason, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    comve_item = models.ForeignKey(
+        ComVEItem, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    name = models.CharField(max_length=30, help_text="switchable, plausibility, knowledge_type, ...")
+    value = models.JSONField(help_text="The label's fields and their values")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "schema", "name"],
+                condition=models.Q(schema__isnull=False),
+                name="label_unique_schema",
+            ),
+            models.UniqueConstraint(
+                fields=["source", "reason", "name"],
+                condition=models.Q(reason__isnull=False),
+                name="label_unique_reason",
+            ),
+            models.UniqueConstraint(
+                fields=["source", "comve_item", "name"],
+                condition=models.Q(comve_item__isnull=False),
+                name="label_unique_comve_item",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["schema", "name"], name="label_schema"),
+            models.Index(fields=["reason", "name"], name="label_reason"),
+            models.Index(fields=["comve_item", "name"], name="label_comve_item"),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.name} of {self.schema_id or self.reason_id or self.comve_item_id} from {self.source_id}"
+        )

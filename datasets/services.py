@@ -20,6 +20,7 @@ from core.roles import Actor, account_of
 from datasets.importers import PARSERS
 from datasets.importers.base import DatasetImportError, ImportError_
 from datasets.importers.records import ComVEData, ReasonRowsData, TrichelairData, WinoWhyData
+from datasets.labels import import_labels_record
 from datasets.models import (
     COMVE_CONTENT_FIELDS,
     OWN_FORMATS,
@@ -407,6 +408,7 @@ def _write_winowhy(
         "source_row",
         "file_checksum",
     ]
+    touched: list[Reason] = []
     for record in data.schemas:
         schema = existing[record.external_id]
         for r in record.reasons:
@@ -422,8 +424,11 @@ def _write_winowhy(
             }
             reason = by_key.get((schema.pk, r.position))
             if reason is None:
-                new_reasons.append(Reason(schema=schema, position=r.position, import_batch=batch, **values))
+                reason = Reason(schema=schema, position=r.position, import_batch=batch, **values)
+                new_reasons.append(reason)
+                touched.append(reason)
             else:
+                touched.append(reason)
                 status = _refresh(reason, values, batch)
                 reasons.count_existing(status)
                 if status != "unchanged":
@@ -433,6 +438,10 @@ def _write_winowhy(
     if changed_reasons:
         Reason.objects.bulk_update(changed_reasons, [*reason_fields, "import_batch"], batch_size=1000)
     reasons.created = len(new_reasons)
+    # The labels the file gave, as this import's layer (datasets.labels).
+    if data.categories_given:
+        import_labels_record(batch, [existing[r.external_id] for r in data.schemas], ["knowledge_types"])
+    import_labels_record(batch, touched, ["plausibility"])
 
     knowledge: dict[str, int] = {}
     if data.categories_given:
@@ -523,6 +532,8 @@ def _write_trichelair(
     if to_update:
         Schema.objects.bulk_update(to_update, sorted(fields))
     tally.updated = len(to_update)
+    labelled = [s for s in schemas if s.pk in matched]
+    import_labels_record(batch, labelled, [n for n in ("switchable", "associative") if n in fields])
     summary = {
         "collection": collection,
         "rows": len(data.rows),
@@ -669,6 +680,7 @@ def _write_reasons(
     to_create: list[Reason] = []
     to_update: list[Reason] = []
     fields = ["origin", "plausibility", "label", "knowledge_type", *PROVENANCE_FIELDS]
+    touched: list[Reason] = []
     for record in data.reasons:
         schema = schemas[record.schema_external_id]
         values = {
@@ -683,10 +695,11 @@ def _write_reasons(
         reason = existing.by_text.get((schema.pk, record.text))
         if reason is None:
             position = existing.next_position(schema.pk)
-            to_create.append(
-                Reason(schema=schema, position=position, text=record.text, import_batch=batch, **values)
-            )
+            reason = Reason(schema=schema, position=position, text=record.text, import_batch=batch, **values)
+            to_create.append(reason)
+            touched.append(reason)
         else:
+            touched.append(reason)
             status = _refresh(reason, values, batch)
             tally.count_existing(status)
             if status != "unchanged":
@@ -695,6 +708,7 @@ def _write_reasons(
     if to_update:
         Reason.objects.bulk_update(to_update, [*fields, "import_batch"], batch_size=1000)
     tally.created = len(to_create)
+    import_labels_record(batch, touched, ["plausibility", "knowledge_type"])
     origins: dict[str, int] = {}
     for record in data.reasons:
         origins[record.origin] = origins.get(record.origin, 0) + 1

@@ -14,6 +14,7 @@ from annotation.errors import AnnotationError
 from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
 from annotation.task_types import AggregatedItem, ItemAggregate, TaskType, task_type
 from core.roles import Actor, signed_in
+from datasets.labels import LABEL_FIELDS, CampaignLayers
 
 
 def adjudication_decisions(task: str) -> tuple[str, ...]:
@@ -67,7 +68,7 @@ def adjudication_record(
         applied = not item.is_gold and len(votes) >= k
         label = None
         if applied:
-            changes = _Changes()
+            changes = _Changes(campaign)
             label = _aggregate_one(kind, campaign, item, votes, decision, changes).label
             changes.write()
     return AdjudicationResult(
@@ -88,16 +89,32 @@ class AggregateSummary:
     created: int = 0
     labels: Counter[str] = field(default_factory=Counter)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Labels of the campaign's layer written (new or changed), and of those, the ones on
+    #: items an import labelled: these keep the imported label in place.
+    labels_changed: int = 0
+    labels_over_import: int = 0
+    #: Nothing was kept: what aggregating would do (``campaign_aggregate(dry_run=True)``).
+    dry_run: bool = False
 
 
 class _Changes:
-    """Collects changed rows and writes them with one bulk_update per model."""
+    """Collects changed rows and writes them with one bulk_update per model. Labels go to
+    the campaign's own layer (``datasets.labels``): an item's fields take them only where
+    no import gave that label, and only when the campaign's label changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, campaign: Campaign) -> None:
         self.rows: dict[type[models.Model], dict[int, models.Model]] = defaultdict(dict)
         self.fields: dict[type[models.Model], set[str]] = defaultdict(set)
+        self.layers = CampaignLayers(campaign_id=campaign.pk, campaign_name=campaign.name)
 
     def set(self, obj: models.Model, values: dict[str, Any]) -> bool:
+        if type(obj) not in LABEL_FIELDS:
+            return self._set_fields(obj, values)
+        labels, plain = self.layers.split(obj, values)
+        changed = [self.layers.put(obj, name, value) for name, value in labels.items()]
+        return self._set_fields(obj, plain) or any(changed)
+
+    def _set_fields(self, obj: models.Model, values: dict[str, Any]) -> bool:
         changed = [name for name, value in values.items() if getattr(obj, name) != value]
         for name in changed:
             setattr(obj, name, values[name])
@@ -107,6 +124,8 @@ class _Changes:
         return bool(changed)
 
     def write(self) -> None:
+        for obj, values in self.layers.write():
+            self._set_fields(obj, values)
         # Rows with the same new values share one UPDATE (labels repeat a lot: a
         # plausibility campaign has six distinct outcomes for thousands of reasons).
         for model, rows in self.rows.items():
@@ -155,10 +174,12 @@ class _ItemDone:
         return self.result.label
 
 
-def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
-    """Apply the task's rule to every item with K judgments and write the labels onto the
-    items. Idempotent: a second run finds nothing to change (``changed == 0``)."""
-    summary = AggregateSummary()
+def campaign_aggregate(*, campaign: Campaign, dry_run: bool = False) -> AggregateSummary:
+    """Apply the task's rule to every item with K judgments and write the labels into the
+    campaign's layer (and onto the items that no import labelled). Idempotent: a second
+    run finds nothing to change (``changed == 0``). ``dry_run``: the same work, counted
+    and then rolled back, so that a curator sees what it would change before confirming."""
+    summary = AggregateSummary(dry_run=dry_run)
     kind = task_type(campaign.task)
     k = campaign.judgments_per_item
     with transaction.atomic():
@@ -176,7 +197,7 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
         for adj in Adjudication.objects.filter(campaign_item__campaign=campaign).order_by("created_at", "pk"):
             decisions[adj.campaign_item_id] = adj.decision
         summary.items = len(items)
-        changes = _Changes()
+        changes = _Changes(campaign)
         aggregated: list[AggregatedItem] = []
         for item in items:
             item_votes = votes.get(item.pk, [])
@@ -196,4 +217,8 @@ def campaign_aggregate(*, campaign: Campaign) -> AggregateSummary:
             summary.changed += int(changes.set(obj, values))
         summary.extra.update(finish.extra)
         changes.write()
+        summary.labels_changed = changes.layers.counts.changed
+        summary.labels_over_import = changes.layers.counts.over_import
+        if dry_run:
+            transaction.set_rollback(True)
     return summary

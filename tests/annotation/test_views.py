@@ -305,7 +305,10 @@ def test_curator_page_pause_adjudicate_aggregate(client, curator, make_annotator
     assert "4 of 4 judgments" in html and a.username in html
     client.post(reverse("annotation:annotator-pause", args=["sw", a.pk]), {"paused": "1"})
     assert CampaignAnnotator.objects.get(annotator=a).paused
-    client.post(reverse("annotation:campaign-aggregate", args=["sw"]))
+    preview = client.get(reverse("annotation:campaign-aggregate", args=["sw"])).content.decode()
+    assert 'data-figure="labels-changed">2<' in preview
+    assert "2 flagged" not in client.get(detail).content.decode()  # the preview wrote nothing
+    client.post(reverse("annotation:campaign-aggregate", args=["sw"]), {"confirm": "1"})
     html = client.get(detail).content.decode()
     assert "2 flagged for review" in html
     item = campaign.items.first()
