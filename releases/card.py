@@ -240,6 +240,39 @@ def _source_differences(stats: dict[str, int]) -> list[str]:
     ]
 
 
+SOURCES_LISTED = 50
+
+
+def label_source_lines(summary: dict[str, Any]) -> list[str]:
+    """The card's "Label sources" section: per label, how many items took it from which
+    source (an import batch, a campaign), and what the curator chose."""
+    counts = summary.get("counts") or {}
+    if not counts:
+        return []
+    titles = summary.get("titles") or {}
+    chosen = summary.get("chosen") or {}
+    out = [
+        "### Label sources",
+        "",
+        "Each label of an item comes from one source: the import that gave it, or the campaign "
+        "whose aggregation did. Where a campaign was not chosen, an item keeps its imported label.",
+        "",
+        "| label | source | items |",
+        "|---|---|---|",
+    ]
+    for name in sorted(counts):
+        for source, n in sorted(counts[name].items(), key=lambda pair: (-pair[1], pair[0])):
+            title = titles.get(source, source)
+            out.append(f"| `{name}` | {title} (`{source}`) | {n} |")
+    if chosen:
+        out += [
+            "",
+            "Chosen by the curator: " + "; ".join(f"`{k}` from `{v}`" for k, v in sorted(chosen.items())),
+        ]
+    out.append("")
+    return out
+
+
 def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict[str, int]) -> str:
     dataset = meta["dataset"]
     title = TITLES.get(dataset, dataset)
@@ -275,7 +308,9 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out += [f"| `{s.get('file', '')}` | `{s.get('sha256', '')}` |" for s in sources]
     else:
         out.append("No source files recorded.")
-    out += ["", "## How annotated", "", HOW.get(dataset, ""), "", "### Agreement", ""]
+    out += ["", "## How annotated", "", HOW.get(dataset, ""), ""]
+    out += label_source_lines(meta.get("label_sources") or {})
+    out += ["### Agreement", ""]
     out += agreement_lines(meta.get("agreement_summary") or {})
     out += ["", "## Changes", ""]
     previous = meta.get("previous_version")
@@ -286,6 +321,20 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
             + ", ".join(f"{k.replace('_', ' ')} {counts.get(k, 0)}" for k in sorted(counts))
             + "."
         )
+        moved = (meta.get("diff") or {}).get("sources_changed") or {}
+        if moved.get("count"):
+            out += ["", f"Items whose labels come from another source than in {previous}: {moved['count']}."]
+            shown = moved.get("items") or []
+            out += [
+                f"- `{entry['key']}`: "
+                + "; ".join(
+                    f"{name} {change.get('old') or 'none'} -> {change.get('new') or 'none'}"
+                    for name, change in sorted(entry.get("labels", {}).items())
+                )
+                for entry in shown[:SOURCES_LISTED]
+            ]
+            if len(shown) > SOURCES_LISTED:
+                out.append(f"- ... and {moved['count'] - SOURCES_LISTED} more (`diff.json`).")
     else:
         out.append("First version of this release.")
     if meta.get("changelog"):

@@ -18,7 +18,8 @@ LABEL_FIELDS: dict[str, tuple[str, ...]] = {
 }
 MAX_LISTED = 500
 
-Entry = tuple[str, str, dict[str, Any]]  # key, digest, payload
+# key, digest, payload[, label sources {label: source name} (None: not recorded)]
+Entry = tuple[str, str, dict[str, Any]] | tuple[str, str, dict[str, Any], dict[str, str] | None]
 
 
 def labels_of(dataset: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -44,15 +45,18 @@ def release_items_diff(
     """Items added, removed, changed and labels changed between ``old`` and ``new``."""
     if previous_version is None:
         return first_version_diff(sum(1 for _ in new))
-    before: dict[str, tuple[str, dict[str, Any]]] = {
-        key: (digest, labels_of(dataset, payload)) for key, digest, payload in old
+    before: dict[str, tuple[str, dict[str, Any], dict[str, str] | None]] = {
+        entry[0]: (entry[1], labels_of(dataset, entry[2]), _sources(entry)) for entry in old
     }
     added: list[str] = []
     changed: list[str] = []
     labels_changed: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []
+    moved_count = 0
     counts = {"added": 0, "removed": 0, "changed": 0, "labels_changed": 0, "unchanged": 0}
     seen: set[str] = set()
-    for key, digest, payload in new:
+    for entry in new:
+        key, digest, payload = entry[0], entry[1], entry[2]
         seen.add(key)
         previous = before.get(key)
         if previous is None:
@@ -60,7 +64,22 @@ def release_items_diff(
             if len(added) < MAX_LISTED:
                 added.append(key)
             continue
-        old_digest, old_labels = previous
+        old_digest, old_labels, old_sources = previous
+        sources = _sources(entry)
+        if sources is not None and old_sources is not None and sources != old_sources:
+            moved_count += 1
+            if len(moved) < MAX_LISTED:
+                names = sorted({*sources, *old_sources})
+                moved.append(
+                    {
+                        "key": key,
+                        "labels": {
+                            n: {"old": old_sources.get(n), "new": sources.get(n)}
+                            for n in names
+                            if old_sources.get(n) != sources.get(n)
+                        },
+                    }
+                )
         if old_digest == digest:
             counts["unchanged"] += 1
             continue
@@ -87,7 +106,14 @@ def release_items_diff(
         "removed": removed[:MAX_LISTED],
         "changed": changed,
         "labels_changed": labels_changed,
+        # items whose labels come from another source than in the previous version (with
+        # the same value or not), where both versions recorded their sources
+        "sources_changed": {"count": moved_count, "items": moved},
     }
+
+
+def _sources(entry: Entry) -> dict[str, str] | None:
+    return entry[3] if len(entry) > 3 else None
 
 
 # The fields that say what an item is, per data set, in the order a page shows them.

@@ -43,18 +43,57 @@ class ReleaseCreateForm(forms.Form):
         help_text="What changed and why.",
     )
 
-    def __init__(self, *args: Any, collections: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        collections: list[str],
+        label_options: dict[str, list[Any]] | None = None,
+        label_conflicts: dict[str, int] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``label_options``: per label, the sources that label the chosen items
+        (``releases.services.label_source_options``): one choice field each."""
         super().__init__(*args, **kwargs)
         field = cast(forms.ChoiceField, self.fields["collection"])
         field.choices = [("", "the public sets"), *((c, c) for c in collections)]
+        conflicts = label_conflicts or {}
+        for name, options in (label_options or {}).items():
+            choices = [(o.value, f"{o.title} ({o.items} items)") for o in options]
+            help_text = "Where a campaign did not label an item, the item keeps its imported label."
+            if name in conflicts:
+                help_text = (
+                    f"{conflicts[name]} items have an imported label and a different one from a "
+                    "campaign: choose which the release takes. " + help_text
+                )
+            self.fields[f"label_{name}"] = forms.ChoiceField(
+                label=f"Source of “{name}”",
+                choices=choices,
+                required=False,
+                help_text=help_text,
+            )
 
-    def service_kwargs(self) -> dict[str, str]:
+    def label_sources(self) -> dict[str, str]:
+        """{label: chosen source} from the label source fields."""
         data = self.cleaned_data
-        return {k: data.get(k) or "" for k in ("name", "dataset", "version", "split", "collection")}
+        return {
+            name.removeprefix("label_"): data[name]
+            for name in sorted(self.fields)
+            if name.startswith("label_") and data.get(name)
+        }
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        kwargs: dict[str, Any] = {
+            k: data.get(k) or "" for k in ("name", "dataset", "version", "split", "collection")
+        }
+        kwargs["label_sources"] = self.label_sources()
+        return kwargs
 
     def fingerprint(self) -> str:
         """What a preview showed ("name|dataset|..."): creating needs the fields to match it."""
-        return "|".join(self.service_kwargs().values())
+        kwargs = self.service_kwargs()
+        sources = ",".join(f"{k}={v}" for k, v in kwargs.pop("label_sources").items())
+        return "|".join([*kwargs.values(), *([sources] if sources else [])])
 
 
 class ReleaseCompareForm(forms.Form):

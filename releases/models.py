@@ -153,6 +153,11 @@ class Release(JobLease):
     manifest = models.JSONField(default=dict, blank=True)
     sources = models.JSONField(default=list, blank=True, help_text="[{file, sha256}] of the imported files")
     agreement_summary = models.JSONField(default=dict, blank=True)
+    label_sources = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="{chosen: {label: source}, counts: {label: {source: items}}, titles: {source: title}}",
+    )
     item_count = models.PositiveIntegerField(default=0)
     build_status = models.CharField(max_length=10, choices=BuildStatus.choices, default=BuildStatus.NONE)
     build_progress = models.PositiveSmallIntegerField(default=0, help_text="Percent")
@@ -220,6 +225,11 @@ class ReleaseItem(ReleasePart):
     key = models.CharField(max_length=100, help_text="Stable item key, e.g. wsc273:12 or wsc273:12.3")
     payload = models.JSONField(help_text="Canonical item record (what the files are built from)")
     digest = models.CharField(max_length=64, help_text="SHA-256 of the canonical payload JSON")
+    # Nullable, so that adding it kept SQLite's guard triggers (no table rebuild); null on
+    # items frozen before labels kept their sources.
+    label_sources = models.JSONField(
+        null=True, blank=True, help_text="{label: source name} the item's labels were taken from"
+    )
 
     class Meta:
         db_table = "datasets_releaseitem"

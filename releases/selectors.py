@@ -53,12 +53,13 @@ def release_previous(
     return max(older, key=lambda r: (r.version_major, r.version_minor, r.version_patch), default=None)
 
 
-def release_entries(release: Release) -> Iterator[tuple[str, str, Any]]:
-    """(key, digest, payload) of the release's frozen items in release order, streamed."""
+def release_entries(release: Release) -> Iterator[tuple[str, str, Any, Any]]:
+    """(key, digest, payload, label sources) of the release's frozen items in release
+    order, streamed (label sources are None on items frozen before they were kept)."""
     rows = (
         ReleaseItem.objects.filter(release=release)
         .order_by("position")
-        .values_list("key", "digest", "payload")
+        .values_list("key", "digest", "payload", "label_sources")
     )
     return rows.iterator(chunk_size=ENTRY_CHUNK)
 

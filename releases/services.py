@@ -73,6 +73,7 @@ def release_meta(release: Release) -> dict[str, Any]:
         "diff": release.diff,
         "sources": release.sources,
         "agreement_summary": release.agreement_summary,
+        "label_sources": release.label_sources or {},
     }
 
 
@@ -160,7 +161,15 @@ class ReleasePreview:
         return str(ReleaseDataset(self.request.dataset).label)
 
 
-def _release_request(*, name: str, dataset: str, version: str, split: str, collection: str) -> ReleaseRequest:
+def _release_request(
+    *,
+    name: str,
+    dataset: str,
+    version: str,
+    split: str,
+    collection: str,
+    label_sources: dict[str, str] | None = None,
+) -> ReleaseRequest:
     """The checked request, or ReleaseValidationError naming the input at fault."""
     if not name or slugify(name) != name:
         raise ReleaseValidationError(
@@ -186,9 +195,53 @@ def _release_request(*, name: str, dataset: str, version: str, split: str, colle
         )
     if collection:
         selection["collection"] = collection
+    choice = {k: v for k, v in (label_sources or {}).items() if v and v != snapshot.IMPORT_CHOICE}
+    if choice:
+        selection["label_sources"] = dict(sorted(choice.items()))
+    _check_label_sources(dataset, selection)
     return ReleaseRequest(
         name=name, dataset=dataset, version=version, key=key, split=split, selection=selection
     )
+
+
+def _check_label_sources(dataset: str, selection: dict[str, Any]) -> None:
+    """Each chosen source labels items of the selection; where an import and a campaign
+    give items different labels, the curator has chosen which one the release takes."""
+    labels = snapshot.LabelChoice(dataset, selection)
+    options = labels.options()
+    for name, source in (selection.get("label_sources") or {}).items():
+        if name not in labels.names:
+            raise ReleaseValidationError(
+                f"label {name!r} is not a label of {dataset} items ({', '.join(labels.names) or 'none'})",
+                field="label_sources",
+            )
+        offered = [o.value for o in options.get(name, [])]
+        if source not in offered:
+            raise ReleaseValidationError(
+                f"label {name}: {source!r} labels none of these items; choose one of "
+                + (", ".join(offered) or "no source (none labels them)"),
+                field=f"label_{name}",
+            )
+    for name, items in labels.conflicts().items():
+        campaigns = [o.value for o in options[name] if o.value != snapshot.IMPORT_CHOICE]
+        raise ReleaseValidationError(
+            f"label {name}: {items} items have an imported label and a different one from "
+            f"{', '.join(campaigns)}; choose which source the release takes "
+            f"(import, or {' or '.join(campaigns)})",
+            field=f"label_{name}",
+        )
+
+
+def label_source_options(
+    *, dataset: str, split: str = "", collection: str = ""
+) -> tuple[dict[str, list[snapshot.LabelSourceOption]], dict[str, int]]:
+    """For the release form: per label, the sources that label the selection's items, and
+    per label the items on which an import and a campaign disagree (a choice is needed)."""
+    selection: dict[str, Any] = {"collection": collection} if collection else {}
+    if split:
+        selection["split"] = split
+    labels = snapshot.LabelChoice(dataset, selection)
+    return labels.options(), labels.conflicts()
 
 
 def _refuse_taken(request: ReleaseRequest) -> None:
@@ -213,19 +266,31 @@ def _nothing_to_release(request: ReleaseRequest) -> ReleaseValidationError:
 
 
 def release_create_preview(
-    *, name: str, dataset: str, version: str, split: str = "", collection: str = "", user: Actor | None = None
+    *,
+    name: str,
+    dataset: str,
+    version: str,
+    split: str = "",
+    collection: str = "",
+    label_sources: dict[str, str] | None = None,
+    user: Actor | None = None,
 ) -> ReleasePreview:
     """The counts and the diff against the previous version that ``release_create`` with
     the same arguments would freeze now; writes nothing. Refuses what release_create refuses."""
     require_curator(user, "create")
     request = _release_request(
-        name=name, dataset=dataset, version=version, split=split, collection=collection
+        name=name,
+        dataset=dataset,
+        version=version,
+        split=split,
+        collection=collection,
+        label_sources=label_sources,
     )
     _refuse_taken(request)
     previous = release_previous(name=name, key=request.key)
     new = (
-        (key, payload_digest(payload), payload)
-        for key, payload in snapshot.item_payloads(request.dataset, request.selection)
+        (key, payload_digest(payload), payload, sources)
+        for key, payload, sources in snapshot.item_records(request.dataset, request.selection)
     )
     if previous is None:
         diff = first_version_diff(sum(1 for _ in new))
@@ -261,12 +326,20 @@ def release_create(
     split: str = "",
     collection: str = "",
     changelog: str = "",
+    label_sources: dict[str, str] | None = None,
     user: Actor | None = None,
 ) -> Release:
-    """A draft release freezing the current items of ``dataset``; its files are built after commit."""
+    """A draft release freezing the current items of ``dataset``; its files are built after
+    commit. ``label_sources``: per label, the source its items take it from ("import", the
+    default, or "campaign:<name>"; ``releases.snapshot.LabelChoice``)."""
     require_curator(user, "create")
     request = _release_request(
-        name=name, dataset=dataset, version=version, split=split, collection=collection
+        name=name,
+        dataset=dataset,
+        version=version,
+        split=split,
+        collection=collection,
+        label_sources=label_sources,
     )
     major, minor, patch = request.key
     split, selection = request.split, request.selection
@@ -292,12 +365,20 @@ def release_create(
             ) from error
         count = 0
         batch: list[ReleaseItem] = []
-        for key, payload in snapshot.item_payloads(dataset, selection):
+        labels = snapshot.LabelChoice(dataset, selection)
+        per_label: list[dict[str, str]] = []
+        for key, payload, sources in snapshot.item_records(dataset, selection, labels=labels):
             batch.append(
                 ReleaseItem(
-                    release=release, position=count, key=key, payload=payload, digest=payload_digest(payload)
+                    release=release,
+                    position=count,
+                    key=key,
+                    payload=payload,
+                    digest=payload_digest(payload),
+                    label_sources=sources,
                 )
             )
+            per_label.append(sources)
             count += 1
             if len(batch) >= BATCH:
                 ReleaseItem.objects.bulk_create(batch)
@@ -312,6 +393,7 @@ def release_create(
         release.diff = release_diff_compute(release=release, previous=previous)
         release.sources = snapshot.source_files(dataset, selection)
         release.agreement_summary = _agreement_summary(dataset, selection)
+        release.label_sources = labels.summary(per_label)
         release.build_status = BuildStatus.QUEUED
         release.save()
         _queue_build_on_commit(release.pk)

@@ -128,7 +128,19 @@ def release_create(request: HttpRequest) -> HttpResponse:
     _require_curator(request)
     collections = selectors.release_collections()
     data = request.POST if request.method == "POST" else None
-    form = ReleaseCreateForm(data, initial=request.GET.dict() or None, collections=collections)
+    chosen = data or request.GET
+    options, conflicts = services.label_source_options(
+        dataset=chosen.get("dataset", ""),
+        split=chosen.get("split", ""),
+        collection=chosen.get("collection", ""),
+    )
+    form = ReleaseCreateForm(
+        data,
+        initial=request.GET.dict() or None,
+        collections=collections,
+        label_options=options,
+        label_conflicts=conflicts,
+    )
     preview = None
     previewed = ""
     if request.method == "POST" and form.is_valid():
