@@ -18,7 +18,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from datasets.models import ComVEItem, ImportBatch, KnowledgeType, Reason, Schema
+from datasets.models import ComVEItem, ImportBatch, KnowledgeType, Label, LabelSource, Reason, Schema
 
 
 def _short(text: str, n: int = 80) -> str:
@@ -183,4 +183,44 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(LabelSource)
+class LabelSourceAdmin(admin.ModelAdmin):
+    """Read-only: sources are written by imports and aggregations."""
+
+    list_display = ("name", "title", "kind", "import_batch", "campaign_id", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("name", "title")
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    """Read-only: every label of every item from every source (a layer each)."""
+
+    list_display = ("id", "name", "source", "schema_id", "reason_id", "comve_item_id", "value", "updated_at")
+    list_filter = ("name", "source__kind")
+    list_select_related = ("source",)
+    raw_id_fields = ("source", "schema", "reason", "comve_item")
+    search_fields = ("=schema__external_id", "=source__name")
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

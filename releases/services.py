@@ -195,7 +195,7 @@ def _release_request(
         )
     if collection:
         selection["collection"] = collection
-    choice = {k: v for k, v in (label_sources or {}).items() if v and v != snapshot.IMPORT_CHOICE}
+    choice = {k: v for k, v in (label_sources or {}).items() if v}
     if choice:
         selection["label_sources"] = dict(sorted(choice.items()))
     _check_label_sources(dataset, selection)

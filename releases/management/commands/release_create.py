@@ -27,12 +27,27 @@ class Command(BaseCommand):
             "--collection", default="", help="Only schemas (and their reasons) of this collection"
         )
         parser.add_argument(
+            "--label-source",
+            action="append",
+            default=[],
+            metavar="LABEL=SOURCE",
+            help="Where a label comes from where an import and a campaign both gave it: SOURCE is "
+            "import (the default) or campaign:NAME, e.g. --label-source plausibility=campaign:pilot "
+            "(repeat for several labels; docs/releases.md, 'Label sources')",
+        )
+        parser.add_argument(
             "--build-now", action="store_true", help="Build the files in this process, not a worker"
         )
         add_user_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = resolve_user(options["user"])
+        label_sources: dict[str, str] = {}
+        for entry in options["label_source"]:
+            label, sep, source = entry.partition("=")
+            if not sep or not label or not source:
+                raise CommandError(f"--label-source {entry!r}: write LABEL=SOURCE, e.g. plausibility=import")
+            label_sources[label.strip()] = source.strip()
         try:
             release = services.release_create(
                 name=options["name"],
@@ -41,6 +56,7 @@ class Command(BaseCommand):
                 version=options["release_version"],
                 changelog=options["changelog"],
                 collection=options["collection"],
+                label_sources=label_sources,
                 user=user,
             )
             if options["build_now"]:
