@@ -213,3 +213,14 @@ def _in_words(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(_in_words(v) for v in value) or "–"
     return "–" if value is None or value == "" else str(value)
+
+
+def release_label_source_rows(release: Release) -> list[dict[str, Any]]:
+    """The release's label sources as rows: label, source, its title, items (most first)."""
+    summary = release.label_sources or {}
+    titles = summary.get("titles") or {}
+    return [
+        {"label": label, "source": source, "title": titles.get(source, source), "items": n}
+        for label, per_source in sorted((summary.get("counts") or {}).items())
+        for source, n in sorted(per_source.items(), key=lambda pair: (-pair[1], pair[0]))
+    ]

@@ -55,6 +55,7 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
         "bundle": _bundle(release),
         "configs": JSONL_CONFIGS.get(release.dataset, ()),
         "actions": _actions(request, release),
+        "label_sources": selectors.release_label_source_rows(release),
     }
     template = "releases/release_detail.html"
     if getattr(request, "htmx", False):  # django-htmx middleware

@@ -240,3 +240,59 @@ def test_existing_labels_migrate_into_layers_losing_nothing(make_annotators):
     }
     assert layers[("import:before-layers", schema.pk, "switchable")] == {"switchable": False}
     assert len(layers) == 4  # two campaign layers, one reason and one schema label from before
+
+
+@pytest.mark.django_db
+def test_the_release_page_asks_for_a_source_and_shows_them(client, curator, make_annotators):
+    from django.urls import reverse
+
+    from datasets.labels import import_labels_record
+    from datasets.models import ImportBatch
+
+    schema = Schema.objects.create(
+        external_id="p1",
+        collection="mine",
+        text_before="A",
+        pronoun="it",
+        text_after="b.",
+        candidate_a="x",
+        candidate_b="y",
+        answer="A",
+        source_file="f",
+        source_row=1,
+        file_checksum="",
+    )
+    reasons = [
+        Reason.objects.create(
+            schema=schema,
+            position=i,
+            text=f"r{i}",
+            origin="human",
+            plausibility=0.8,
+            label="positive",
+            source_file="f",
+            source_row=i,
+            file_checksum="",
+        )
+        for i in range(3)
+    ]
+    import_labels_record(ImportBatch.objects.create(format="reasons"), reasons, ["plausibility"])
+    release_create(name="mine", dataset="winowhy", version="1.0.0", collection="mine", user=curator)
+    campaign = _pilot(reasons[:2], make_annotators(2, prefix="page"), name="page-pilot")
+    client.force_login(curator)
+    preview = client.get(reverse("annotation:campaign-aggregate", args=[campaign.name])).content.decode()
+    assert 'data-figure="labels-over-import">2<' in preview and 'id="over-import"' in preview
+    client.post(reverse("annotation:campaign-aggregate", args=[campaign.name]), {"confirm": "1"})
+
+    url = reverse("releases:release-create")
+    form = {"name": "mine", "dataset": "winowhy", "collection": "mine", "version": "1.1.0", "step": "preview"}
+    refused = client.post(url, form)
+    assert refused.status_code == 400
+    assert "2 items have an imported label and a different one" in refused.content.decode()
+    form["label_plausibility"] = "campaign:page-pilot"
+    page = client.post(url, form)
+    assert page.status_code == 200 and 'id="sources-changed"' in page.content.decode()
+    client.post(url, {**form, "step": "create", "previewed": page.context["previewed"]})
+    detail = client.get(reverse("releases:release-detail", args=["mine", "1.1.0"])).content.decode()
+    assert 'id="label-sources"' in detail and "campaign page-pilot" in detail
+    assert "2 items take their labels from another source than in 1.0.0" in detail
