@@ -1,0 +1,99 @@
+"""The curator's pipeline pages: only curators see them; the form refuses bad input
+naming the field; Confirm advances once, refuses an incomplete stage unless forced."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Campaign, Pipeline, PipelineStage, StageStatus
+from annotation.pipelines.services import pipeline_create
+from tests.annotation.answering import answer_all
+from tests.annotation.test_pipelines import _schemas
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("who", ["annotator", "researcher", "nobody"])
+def test_only_curators_see_pipeline_pages(client, request, curator, who):
+    _schemas()
+    pipeline_create(curator=curator, kind="winowhy", collection="mine", name="p")
+    client.force_login(request.getfixturevalue(who))
+    for url in (reverse("annotation:pipeline-list"), reverse("annotation:pipeline-detail", args=["p"])):
+        assert client.get(url).status_code == 403
+    response = client.post(reverse("annotation:pipeline-advance", args=["p"]), {"stage": "0", "force": "1"})
+    assert response.status_code == 403
+    assert PipelineStage.objects.get(pipeline__name="p", key="writing").status == StageStatus.ACTIVE
+
+
+def test_anonymous_is_sent_to_log_in(client):
+    response = client.get(reverse("annotation:pipeline-list"))
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_curator_starts_a_pipeline_from_the_form(client, curator):
+    _schemas()
+    client.force_login(curator)
+    page = client.get(reverse("annotation:pipeline-list"))
+    assert page.status_code == 200 and b"Start pipeline" in page.content and b"mine" in page.content
+    response = client.post(
+        reverse("annotation:pipeline-list"),
+        {"kind": "winowhy", "collection": "mine", "name": "", "k_winowhy_writing": "3"},
+    )
+    assert response.status_code == 302
+    pipeline = Pipeline.objects.get()
+    assert pipeline.name == "mine-winowhy"
+    assert Campaign.objects.get(name="mine-winowhy-writing").judgments_per_item == 3
+    detail = client.get(response["Location"])
+    text = detail.content.decode()
+    assert "Waiting for you" in text and "3 of 3 items of reason writing still need judgments" in text
+    assert "generate_reasons --collection mine" in text
+
+
+@pytest.mark.parametrize(
+    ("post", "message"),
+    [
+        (
+            {"kind": "winowhy", "collection": "nothing-here"},
+            "collection: no questions in &#x27;nothing-here&#x27;",
+        ),
+        (
+            {"kind": "comve", "collection": "c", "slots": "2", "k_comve_check": "2"},
+            "k of check: 2 is not between 3",
+        ),
+        ({"kind": "comve", "collection": "c"}, "slots: 0 is not between 1"),
+        ({"kind": "tea", "collection": "c"}, "Select a valid choice"),
+    ],
+)
+def test_bad_input_says_which_field_and_writes_nothing(client, curator, post, message):
+    client.force_login(curator)
+    response = client.post(reverse("annotation:pipeline-list"), post)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Pipeline.objects.exists() and not Campaign.objects.exists()
+
+
+def test_confirm_refuses_an_incomplete_stage_then_advances_once(client, curator, make_annotators):
+    _schemas()
+    pipeline = pipeline_create(curator=curator, kind="winowhy", collection="mine", name="p")
+    client.force_login(curator)
+    url = reverse("annotation:pipeline-advance", args=["p"])
+    response = client.post(url, {"stage": "0"}, follow=True)
+    assert "3 of 3 items still need judgments" in response.content.decode()
+    assert not Campaign.objects.filter(name="p-validation").exists()
+    writing = Campaign.objects.get(name="p-writing")
+    answer_all(writing, make_annotators(5), lambda item, i: {"text": f"because {i}"})
+    page = client.get(reverse("annotation:pipeline-detail", args=["p"])).content.decode()
+    assert "reasons written: <strong>15</strong>" in page and 'id="force"' not in page
+    client.post(url, {"stage": "0"})
+    response = client.post(url, {"stage": "0"}, follow=True)  # the second click
+    assert "advanced already" in response.content.decode()
+    assert Campaign.objects.filter(name__startswith="p-").count() == 2
+    assert PipelineStage.objects.get(pipeline=pipeline, key="validation").status == StageStatus.ACTIVE
+    bad = client.post(url, {"stage": "x"}, follow=True)
+    assert "stage: missing or not a number" in bad.content.decode()
+
+
+def test_pages_are_linked_for_curators(client, curator):
+    client.force_login(curator)
+    target = reverse("annotation:pipeline-list")
+    for page in ("home", "annotation:dashboard", "annotation:campaign-list"):
+        assert f'href="{target}"' in client.get(reverse(page)).content.decode(), page
