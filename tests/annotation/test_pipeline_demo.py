@@ -35,9 +35,10 @@ def test_demo_leaves_two_pipelines_ready_and_runs_twice(settings):
     assert winowhy.created_by is not None and comve.created_by is not None
     assert winowhy.created_by.username == comve.created_by.username == "curator"
     writing = winowhy.stages.get(key="writing")
-    assert writing.status == StageStatus.ACTIVE
+    assert writing.status == StageStatus.ACTIVE and writing.campaign_id is not None
     assert Campaign.objects.get(pk=writing.campaign_id).items.count() == 3
-    assert Campaign.objects.get(pk=comve.stages.get(key="writing").campaign_id).items.count() == 3
+    comve_writing = comve.stages.get(key="writing").campaign_id
+    assert comve_writing is not None and Campaign.objects.get(pk=comve_writing).items.count() == 3
     again = _run()
     assert again.count("exists") == 2 and "imported" not in again
     assert Campaign.objects.filter(name__contains="-pipeline-").count() == 2
