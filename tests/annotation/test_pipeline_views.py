@@ -97,3 +97,40 @@ def test_pages_are_linked_for_curators(client, curator):
     target = reverse("annotation:pipeline-list")
     for page in ("home", "annotation:dashboard", "annotation:campaign-list"):
         assert f'href="{target}"' in client.get(reverse(page)).content.decode(), page
+
+
+def test_the_rewrite_page_shows_the_item_and_the_testees_answers_and_takes_the_new_item(
+    client, curator, make_annotators
+):
+    from annotation.models import Assignment
+    from datasets.models import ComVEItem
+    from tests.annotation.test_pipelines import _comve_answer
+
+    people = make_annotators(3)
+    pipeline = pipeline_create(curator=curator, kind="comve", collection="mine", name="c", slots=1)
+    answer_all(Campaign.objects.get(name="c-writing"), people[:1], lambda item, i: _comve_answer(i))
+    client.force_login(curator)
+    client.post(reverse("annotation:pipeline-advance", args=["c"]), {"stage": "0"})
+    answer_all(
+        Campaign.objects.get(name="c-check"),
+        people,
+        lambda item, i: {"answer": "0", "payload": {"option": "B"}},
+    )
+    client.post(reverse("annotation:pipeline-advance", args=["c"]), {"stage": "1"})
+    assert PipelineStage.objects.get(pipeline=pipeline, key="rewrite").status == StageStatus.ACTIVE
+
+    client.force_login(people[0])
+    url = reverse("annotation:campaign-annotate", args=["c-rewrite"])
+    client.post(url, {"start": "1"})
+    page = client.get(url).content.decode()
+    assert page.count("<li>Statement 1, reason B</li>") == 3  # every testee's answer
+    assert 'value="He put an elephant into the fridge 0."' in page  # the fields start as the item is
+    assignment = Assignment.objects.get(annotator=people[0], campaign_item__campaign__name="c-rewrite")
+    fields = dict(_comve_answer(0)["payload"])
+    fields["statement_0"] = "He put a cold turkey into the fridge."
+    response = client.post(url, {"assignment": str(assignment.pk), **fields})
+    assert response.status_code == 200 and "Nothing left for you" in response.content.decode()
+    client.force_login(curator)
+    client.post(reverse("annotation:pipeline-advance", args=["c"]), {"stage": "2"})
+    item = ComVEItem.objects.get(collection="mine")
+    assert item.statement_0 == "He put a cold turkey into the fridge."
