@@ -224,12 +224,6 @@ class CandidatePoolStage(StageKind):
             Reason.objects.filter(source_file=self._reverse_source(ctx)).values_list("source_row", "pk")
         )
         ids = [r.pk for r in valid] + [existing[r.pk] for _, r in reverse if r.pk in existing] + generated
-        note = ""
-        if not generated:
-            note = (
-                f"The collection {ctx.pipeline.collection} has no generated reasons yet: make them with "
-                f"manage.py generate_reasons --collection {ctx.pipeline.collection} --model MODEL"
-            )
         return Selection(
             items="reasons",
             ids=ids,
@@ -238,7 +232,6 @@ class CandidatePoolStage(StageKind):
                 (ReasonOrigin.REVERSE.value, len(reverse)),
                 (ReasonOrigin.GENERATED.value, len(generated)),
             ],
-            note=note,
         )
 
     def build(self, ctx: Context, selection: Selection) -> Selection:

@@ -57,11 +57,15 @@ def _clean_k(defn: PipelineDefinition, k: dict[str, Any] | None) -> dict[str, in
         try:
             value = int(raw)
         except (TypeError, ValueError):
-            raise PipelineError(f"k of {stage.key}: {raw!r} is not a number") from None
+            raise PipelineError(
+                f"k of {stage.key} ({stage.title.lower()}): {raw!r} is not a number"
+            ) from None
         low = int(stage.min_k or 1)
         if not low <= value <= 100:
             why = " (the paper asks at least that many)" if low > 1 else ""
-            raise PipelineError(f"k of {stage.key}: {value} is not between {low}{why} and 100")
+            raise PipelineError(
+                f"k of {stage.key} ({stage.title.lower()}): {value} is not between {low}{why} and 100"
+            )
         out[stage.key] = value
     return out
 

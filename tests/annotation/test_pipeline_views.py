@@ -57,7 +57,7 @@ def test_curator_starts_a_pipeline_from_the_form(client, curator):
         ),
         (
             {"kind": "comve", "collection": "c", "slots": "2", "k_comve_check": "2"},
-            "k of check: 2 is not between 3",
+            "k of check (check by testees): 2 is not between 3",
         ),
         ({"kind": "comve", "collection": "c"}, "slots: 0 is not between 1"),
         ({"kind": "tea", "collection": "c"}, "Select a valid choice"),

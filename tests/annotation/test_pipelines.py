@@ -173,11 +173,11 @@ def test_create_refusals(curator, annotator):
         pipeline_create(curator=curator, kind="nope", collection="mine")
     with pytest.raises(PipelineError, match="no questions in 'empty'"):
         pipeline_create(curator=curator, kind="winowhy", collection="empty")
-    with pytest.raises(PipelineError, match="k of check: 2 is not between 3"):
+    with pytest.raises(PipelineError, match="k of check \\(check by testees\\): 2 is not between 3"):
         pipeline_create(curator=curator, kind="comve", collection="c", slots=2, k={"check": 2})
     with pytest.raises(PipelineError, match="slots"):
         pipeline_create(curator=curator, kind="comve", collection="c", slots=0)
-    with pytest.raises(PipelineError, match="k of writing: 'x' is not a number"):
+    with pytest.raises(PipelineError, match="k of writing \\(reason writing\\): 'x' is not a number"):
         pipeline_create(curator=curator, kind="winowhy", collection="mine", k={"writing": "x"})
     pipeline_create(curator=curator, kind="winowhy", collection="mine", name="same")
     with pytest.raises(PipelineError, match="exists already"):
