@@ -261,6 +261,8 @@ def pipeline_advance_preview(*, pipeline: Pipeline, rows: int = 5) -> AdvancePre
     preview = AdvancePreview(stage=stage, progress=progress, outcome={})
     try:
         with transaction.atomic():
+            # a copy: the caller's pipeline must not take the rolled-back status
+            pipeline = Pipeline.objects.get(pk=pipeline.pk)
             _advance(pipeline, stage.position, force=True, curator=None)
             defn = definition(pipeline.kind)
             after = list(

@@ -161,6 +161,10 @@ def test_force_advances_an_incomplete_stage(curator, make_annotators):
     )
     with pytest.raises(PipelineError, match="still need judgments"):
         _advance(pipeline, curator)
+    # a forced preview of a ComVE pipeline with nothing written runs to its end, and rolls back
+    comve = pipeline_create(curator=curator, kind="comve", collection="c", name="c0", slots=1)
+    assert pipeline_advance_preview(pipeline=comve).finishes
+    assert comve.status == "running" and Pipeline.objects.get(name="c0").status == "running"
     result = _advance(pipeline, curator, force=True)
     assert result.advanced
     # only the item with its 5 reasons counts
@@ -222,6 +226,7 @@ def test_comve_pipeline_writes_checks_rewrites_and_reports_accuracy(curator, mak
 
     answer_all(check.campaign, people, answer)
     preview = pipeline_advance_preview(pipeline=pipeline)
+    assert pipeline.status == "running"  # the preview's rolled-back advance left no trace
     assert dict(preview.outcome["counts"]) == {"kept": 1, "to rewrite": 1}
     assert preview.outcome["accuracy"] == pytest.approx(4 / 6)
     _advance(pipeline, curator)
