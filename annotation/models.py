@@ -186,7 +186,7 @@ class AgreementHeadline(models.Model):
 
 class PipelineKind(models.TextChoices):
     WINOWHY = "winowhy", "WinoWhy (Zhang et al. 2020, section 2)"
-    COMVE = "comve", "ComVE (Wang et al. 2019, section 3)"
+    COMVE = "comve", "ComVE (SemEval-2020 Task 4 proposal, section 3)"
 
 
 class PipelineStatus(models.TextChoices):

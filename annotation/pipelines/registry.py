@@ -196,7 +196,7 @@ class CandidatePoolStage(StageKind):
     min_k = None
     rule = (
         "Candidates = the valid human reasons + the reverse question's human reasons + "
-        "generated reasons (WinoWhy 3.1)."
+        "generated reasons (WinoWhy 3.2)."
     )
     waits = True
 
@@ -281,7 +281,7 @@ class PlausibilityStage(_NoBuild, StageKind):
     task = Task.REASON_PLAUSIBILITY
     default_k = TASKS[Task.REASON_PLAUSIBILITY].default_k
     min_k = 1
-    rule = "Five votes per candidate: positive if at least 4 of 5 say plausible, negative if at most 1 (WinoWhy 3.2)."
+    rule = "Five votes per candidate: positive if at least 4 of 5 say plausible, negative if at most 1 (WinoWhy 3.3, 3.4)."
     waits = False
 
     def select(self, ctx: Context) -> Selection:
@@ -305,7 +305,7 @@ class KnowledgeTypeStage(_NoBuild, StageKind):
     task = Task.KNOWLEDGE_TYPE
     default_k = TASKS[Task.KNOWLEDGE_TYPE].default_k
     min_k = 1
-    rule = "Five annotators choose the knowledge type of each valid reason (WinoWhy 2.2)."
+    rule = "Five annotators choose the knowledge type of each valid reason (WinoWhy 2.2.2)."
     waits = False
 
     def select(self, ctx: Context) -> Selection:
@@ -331,7 +331,7 @@ class MajorTypesStage(_NoBuild, StageKind):
     min_k = None
     rule = (
         "A question's major type is the type with most votes over its valid reasons; a tie "
-        "gives several (WinoWhy 2.2)."
+        "gives several (WinoWhy 2.2.2)."
     )
     waits = False
 
