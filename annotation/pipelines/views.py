@@ -11,7 +11,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
 
 from annotation.errors import AnnotationError, PipelineError
 from annotation.models import AgreementHeadline, Pipeline, PipelineStage, StageStatus
@@ -145,12 +144,14 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
 def pipeline_advance(request: HttpRequest, name: str) -> HttpResponse:
     """Confirm: finish the stage the form was shown for and start the next. A second
-    click (the stage is done already) does nothing and says so."""
+    click (the stage is done already) does nothing and says so. A GET (the sign-in page
+    sends a curator whose session ended here) shows the pipeline, where Confirm is."""
     _curator(request)
     pipeline = get_object_or_404(Pipeline, name=name)
+    if request.method != "POST":
+        return redirect("annotation:pipeline-detail", name=pipeline.name)
     try:
         position = int(request.POST.get("stage", ""))
     except ValueError:

@@ -134,3 +134,15 @@ def test_the_rewrite_page_shows_the_item_and_the_testees_answers_and_takes_the_n
     client.post(reverse("annotation:pipeline-advance", args=["c"]), {"stage": "2"})
     item = ComVEItem.objects.get(collection="mine")
     assert item.statement_0 == "He put a cold turkey into the fridge."
+
+
+def test_a_confirm_after_the_session_ended_comes_back_to_the_pipeline(client, curator):
+    _schemas()
+    pipeline_create(curator=curator, kind="winowhy", collection="mine", name="p")
+    url = reverse("annotation:pipeline-advance", args=["p"])
+    response = client.post(url, {"stage": "0"})
+    assert response.status_code == 302 and "login" in response["Location"]
+    client.force_login(curator)
+    back = client.get(url)  # where the sign-in page sends them next
+    assert back.status_code == 302 and back["Location"] == reverse("annotation:pipeline-detail", args=["p"])
+    assert PipelineStage.objects.get(pipeline__name="p", key="writing").status == StageStatus.ACTIVE
