@@ -400,10 +400,12 @@ def _check_summary(items: models.QuerySet[CampaignItem]) -> dict[str, Any]:
         else:
             kept_right += n - wrong
             kept_total += n
+    accuracy = right / total if total else None
     return {
         "counts": [("kept", len(items.exclude(aggregate={})) - len(rewrite)), ("to rewrite", len(rewrite))],
+        "lines": [f"human accuracy: {_percent(accuracy)} of {total} answers right"],
         "rewrite_ids": sorted(rewrite),
-        "accuracy": right / total if total else None,
+        "accuracy": accuracy,
         "accuracy_kept": kept_right / kept_total if kept_total else None,
         "answers": total,
     }

@@ -18,6 +18,7 @@ from annotation.permissions import user_can_curate
 from annotation.pipelines import services
 from annotation.pipelines.forms import PipelineCreateForm
 from annotation.pipelines.registry import PIPELINES
+from annotation.tasks_registry import task_spec
 from datasets.models import Reason, ReasonOrigin, Schema
 
 
@@ -95,6 +96,7 @@ def _stage_rows(pipeline: Pipeline) -> list[dict[str, Any]]:
                 "progress": services.stage_progress(stage),
                 "headline": headlines.get(stage.campaign_id) if stage.campaign_id else None,
                 "k": stage.campaign.judgments_per_item if stage.campaign else None,
+                "free_text": bool(kind.task and task_spec(kind.task).free_text),
             }
         )
     return rows
