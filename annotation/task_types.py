@@ -32,7 +32,7 @@ from django.db import models
 from annotation import aggregation_rules as rules
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.switching import bracketed_sentence, switch_candidates
-from annotation.tasks_registry import TASKS, TaskSpec, clause_with_pronoun, task_spec
+from annotation.tasks_registry import COMVE_WRITING_FIELDS, TASKS, TaskSpec, clause_with_pronoun, task_spec
 from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
 
 #: A data-set row a campaign works on (the gold answer is read from one).
@@ -693,6 +693,15 @@ def comve_check_answers(comve: ComVEItem, *, before: int | None = None) -> list[
     ]
 
 
+def _written_content(content: dict[str, Any]) -> tuple[Any, ...]:
+    """A ComVE item's written content, comparable between a rewrite's payload and the item."""
+    return (
+        *(str(content.get(name) or "").strip() for name in (*COMVE_WRITING_FIELDS, "correct_option")),
+        int(content["false_index"]) if content.get("false_index") is not None else None,
+        tuple(str(r).strip() for r in content.get("references") or ()),
+    )
+
+
 class ComVERewriteTask(TaskType):
     """ComVE 3.1 ("If more than half testees do one instance wrong ... we will rewrite or
     abolish the instance"): the writer sees the item and the testees' answers and submits a
@@ -757,6 +766,9 @@ class ComVERewriteTask(TaskType):
         chosen = votes[-1]
         p = chosen.payload
         false_index = int(p["false_index"])
+        if _written_content(p) == _written_content(previous):
+            # submitted as it was: the item is kept, its provenance unchanged
+            return ItemAggregate(record={**record, "rewritten_by": None}, label="kept")
         values: dict[str, Any] = {
             "statement_0": p["statement_0"],
             "statement_1": p["statement_1"],

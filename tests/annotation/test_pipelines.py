@@ -274,3 +274,24 @@ def test_comve_pipeline_skips_the_rewrite_when_nothing_needs_it(curator, make_an
     assert _stage(pipeline, "recheck").outcome["skipped"]
     pipeline.refresh_from_db()
     assert pipeline.status == "done"
+
+
+def test_a_rewrite_submitted_unchanged_keeps_the_item_and_its_provenance(curator, make_annotators):
+    people = make_annotators(3)
+    pipeline = pipeline_create(curator=curator, kind="comve", collection="same", name="c3", slots=1)
+    answer_all(_stage(pipeline, "writing").campaign, people[:1], lambda item, i: _comve_answer(i))
+    _advance(pipeline, curator)
+    answer_all(
+        _stage(pipeline, "check").campaign,
+        people,
+        lambda item, i: {"answer": "0", "payload": {"option": "A"}},
+    )
+    _advance(pipeline, curator)
+    item = ComVEItem.objects.get(collection="same")
+    source = item.source_file
+    answer_all(_stage(pipeline, "rewrite").campaign, people[:1], lambda ci, i: _comve_answer(0))
+    _advance(pipeline, curator)
+    item.refresh_from_db()
+    assert item.source_file == source
+    assert _stage(pipeline, "rewrite").outcome["counts"] == [["rewritten", 0]]
+    assert _stage(pipeline, "recheck").outcome["skipped"]
