@@ -52,3 +52,7 @@ class LeaseExpired(JudgmentRefused):
     """The lease ran out and others completed the item meanwhile."""
 
     status = 409
+
+
+class PipelineError(AnnotationError):
+    """A pipeline cannot be created or advanced as asked (bad K, an incomplete stage...)."""

@@ -14,6 +14,7 @@ class Task(models.TextChoices):
     KNOWLEDGE_TYPE = "knowledge_type", "Knowledge type (WinoWhy 2.2)"
     COMVE_WRITING = "comve_writing", "ComVE writing (ComVE 3.1)"
     COMVE_CHECK = "comve_check", "ComVE check (ComVE 3.1)"
+    COMVE_REWRITE = "comve_rewrite", "ComVE rewrite (ComVE 3.1)"
 
 
 class CampaignStatus(models.TextChoices):
@@ -181,3 +182,67 @@ class AgreementHeadline(models.Model):
 
     def __str__(self) -> str:
         return f"{self.figure} of {self.campaign_id}: {self.value}"
+
+
+class PipelineKind(models.TextChoices):
+    WINOWHY = "winowhy", "WinoWhy (Zhang et al. 2020, section 2)"
+    COMVE = "comve", "ComVE (SemEval-2020 Task 4 proposal, section 3)"
+
+
+class PipelineStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+
+
+class StageStatus(models.TextChoices):
+    WAITING = "waiting", "waiting"
+    ACTIVE = "active", "active"
+    DONE = "done", "done"
+
+
+class Pipeline(models.Model):
+    """Chained campaigns started once by a curator (issue 13): each stage's campaign is
+    created when the previous stage is aggregated. The stages are defined in
+    ``annotation.pipelines.registry``."""
+
+    name = models.SlugField(max_length=60, unique=True)
+    kind = models.CharField(max_length=20, choices=PipelineKind.choices)
+    collection = models.CharField(max_length=50, help_text="The curator's collection the pipeline works on")
+    k = models.JSONField(default=dict, blank=True, help_text="K per stage key")
+    slots = models.PositiveIntegerField(default=0, help_text="Writing slots (ComVE)")
+    status = models.CharField(max_length=10, choices=PipelineStatus.choices, default=PipelineStatus.RUNNING)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PipelineStage(models.Model):
+    """One stage of a pipeline: its campaign (none for the stages that only compute), its
+    status and the summary of its outcome once done."""
+
+    pipeline = models.ForeignKey(Pipeline, on_delete=models.CASCADE, related_name="stages")
+    position = models.PositiveSmallIntegerField()
+    key = models.CharField(max_length=30)
+    campaign = models.ForeignKey(
+        Campaign, null=True, blank=True, on_delete=models.PROTECT, related_name="pipeline_stages"
+    )
+    status = models.CharField(max_length=10, choices=StageStatus.choices, default=StageStatus.WAITING)
+    outcome = models.JSONField(default=dict, blank=True, help_text="Summary of the stage's outcome")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pipeline_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["pipeline", "position"], name="pipelinestage_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pipeline.name} stage {self.position} ({self.key})"

@@ -32,7 +32,7 @@ from django.db import models
 from annotation import aggregation_rules as rules
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.switching import bracketed_sentence, switch_candidates
-from annotation.tasks_registry import TASKS, TaskSpec, clause_with_pronoun, task_spec
+from annotation.tasks_registry import COMVE_WRITING_FIELDS, TASKS, TaskSpec, clause_with_pronoun, task_spec
 from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
 
 #: A data-set row a campaign works on (the gold answer is read from one).
@@ -534,8 +534,10 @@ class ComVEWritingTask(TaskType):
 
 
 def _comve_from_writing(campaign: Campaign, judgments: Sequence[Judgment]) -> int:
-    """Each written item becomes a ComVEItem (dataset comve, split pilot) for curator review."""
+    """Each written item becomes a ComVEItem (dataset comve, split pilot) for curator review,
+    in the campaign's collection if it names one (a pipeline's campaign does), else in none."""
     created = 0
+    collection = str((campaign.selection or {}).get("collection", "") or "")
     for j in judgments:
         p = j.payload
         external_id = f"{campaign.name}-{j.pk}"
@@ -546,6 +548,7 @@ def _comve_from_writing(campaign: Campaign, judgments: Sequence[Judgment]) -> in
         false_index = int(p["false_index"])
         ComVEItem.objects.create(
             dataset=ComVEDataset.COMVE,
+            collection=collection,
             split=ComVESplit.PILOT,
             external_id=external_id,
             statement_0=p["statement_0"],
@@ -656,6 +659,141 @@ class ComVECheckTask(TaskType):
         return AggregateFinish(extra={"human_accuracy": right / total if total else None})
 
 
+#: A ComVE item's content that a rewrite replaces (and keeps, as it was, in its record).
+COMVE_CONTENT = (
+    "statement_0",
+    "statement_1",
+    "false_index",
+    "false_statement",
+    "option_a",
+    "option_b",
+    "option_c",
+    "correct_option",
+    "references",
+)
+
+
+def comve_content(comve: ComVEItem) -> dict[str, Any]:
+    return {name: getattr(comve, name) for name in COMVE_CONTENT}
+
+
+def comve_check_answers(comve: ComVEItem, *, before: int | None = None) -> list[str]:
+    """The testees' answers of the last ComVE check of ``comve`` (in words), from a check
+    campaign created before campaign ``before`` if given."""
+    checks = CampaignItem.objects.filter(comve_item=comve, campaign__task=Task.COMVE_CHECK, is_gold=False)
+    if before is not None:
+        checks = checks.filter(campaign_id__lt=before)
+    last = checks.order_by("-campaign_id").first()
+    if last is None:
+        return []
+    kind = TASK_TYPES[Task.COMVE_CHECK]
+    return [
+        kind.vote_label(kind.spec.answer_key(j.answer, j.payload))
+        for j in Judgment.objects.filter(campaign_item=last).order_by("pk")
+    ]
+
+
+def _written_content(content: dict[str, Any]) -> tuple[Any, ...]:
+    """A ComVE item's written content, comparable between a rewrite's payload and the item."""
+    return (
+        *(str(content.get(name) or "").strip() for name in (*COMVE_WRITING_FIELDS, "correct_option")),
+        int(content["false_index"]) if content.get("false_index") is not None else None,
+        tuple(str(r).strip() for r in content.get("references") or ()),
+    )
+
+
+class ComVERewriteTask(TaskType):
+    """ComVE 3.1 ("If more than half testees do one instance wrong ... we will rewrite or
+    abolish the instance"): the writer sees the item and the testees' answers and submits a
+    corrected item; the aggregation writes it over the item's content, keeping the old
+    content in the campaign item's record and the new one in the judgment."""
+
+    name = Task.COMVE_REWRITE
+    item_relations = ("comve_item",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        comve = item.comve_item
+        if comve is None:
+            return {}
+        content = comve_content(comve)
+        # the item as it was before this campaign wrote over it
+        content.update(item.aggregate.get("previous") or {})
+        refs = list(content.get("references") or [])
+        return {
+            "item": content,
+            "values": {
+                **{name: content.get(name) or "" for name in COMVE_CONTENT if name != "references"},
+                "false_index": str(content.get("false_index", "")),
+                **{f"reference_{n + 1}": (refs[n] if n < len(refs) else "") for n in range(3)},
+            },
+            "answers": comve_check_answers(comve, before=item.campaign_id),
+        }
+
+    def gold_answer(self, obj: DataItem) -> str:
+        return ""
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items.filter(false_index__isnull=False)
+
+    def payload_text(self, payload: Any) -> str:
+        return TASK_TYPES[Task.COMVE_WRITING].payload_text(payload)
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return ("accept", "reject")
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        comve = item.comve_item
+        if comve is None:
+            return []
+        lines = TASK_TYPES[Task.COMVE_CHECK].context(item)
+        answers = comve_check_answers(comve, before=item.campaign_id)
+        return [*lines, ContextLine("Testees answered", "; ".join(answers) or "no check found")]
+
+    def vote_label(self, key: str) -> str:
+        return "Rewritten item"
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        comve = item.comve_item
+        assert comve is not None
+        previous = item.aggregate.get("previous") or comve_content(comve)
+        record: dict[str, Any] = {"previous": previous}
+        if decision == "reject" or not votes:
+            return ItemAggregate(record={**record, "rewritten_by": None}, label="kept")
+        chosen = votes[-1]
+        p = chosen.payload
+        false_index = int(p["false_index"])
+        if _written_content(p) == _written_content(previous):
+            # submitted as it was: the item is kept, its provenance unchanged
+            return ItemAggregate(record={**record, "rewritten_by": None}, label="kept")
+        values: dict[str, Any] = {
+            "statement_0": p["statement_0"],
+            "statement_1": p["statement_1"],
+            "false_index": false_index,
+            "false_statement": p["statement_1"] if false_index else p["statement_0"],
+            "option_a": p["option_a"],
+            "option_b": p["option_b"],
+            "option_c": p["option_c"],
+            "correct_option": p["correct_option"],
+            "references": list(p["references"]),
+            "needs_rewrite": False,
+            "source_file": f"campaign:{campaign.name}",
+            "source_row": chosen.pk,
+            "file_checksum": "",
+        }
+        return ItemAggregate(
+            record={**record, "rewritten_by": chosen.pk},
+            updates=[(comve, values)],
+            label="rewritten",
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        return AggregateFinish()
+
+
 TASK_TYPES: dict[str, TaskType] = {
     t.name: t
     for t in (
@@ -666,6 +804,7 @@ TASK_TYPES: dict[str, TaskType] = {
         KnowledgeTypeTask(),
         ComVEWritingTask(),
         ComVECheckTask(),
+        ComVERewriteTask(),
     )
 }
 

@@ -1,4 +1,4 @@
-"""The seven annotation tasks of DESIGN section 5: what an item is, which answers exist
+"""The annotation tasks of DESIGN section 5 (and the ComVE rewrite of issue 13): what an item is, which answers exist
 (each with its keyboard key), how many judgments an item needs by default (K, from the
 papers) and the default instructions with worked examples. No Django here.
 
@@ -121,6 +121,10 @@ Worked example
 - Statements: "He put a turkey into the fridge." / "He put an elephant into the fridge." (against sense: the second)
 - Options: A "An elephant is much bigger than a fridge." (right) B "Elephants are usually gray." C "An elephant cannot eat a turkey."
 - References: "An elephant is too big to fit in a fridge." / "A fridge is far smaller than an elephant." / "Elephants cannot fit in household appliances.\"""",
+    "comve_rewrite": """More than half of the testees answered this ComVE item wrong. You see the item as it is and every testee's answer. Rewrite it so that every literate person gives the right answer: keep what works, fix what misled them (an ambiguous statement, a second defensible reason, a wrong key). The same rules as writing apply.
+
+Worked example
+- Item: "He drank milk." / "He drank a stone." (against sense: 2), testees answered statement 1 twice because "milk" read as spoiled. Rewrite statement 1 as "He drank a glass of fresh milk.\"""",
     "comve_check": """You see two statements and three reasons. Choose the statement that is against common sense, then the reason that best explains why.
 
 Worked example
@@ -189,6 +193,14 @@ TASKS: dict[str, TaskSpec] = {
             Choice("C", "Reason C", "c"),
         ),
         instructions=INSTRUCTIONS["comve_check"],
+    ),
+    "comve_rewrite": TaskSpec(
+        "comve_rewrite",
+        "ComVE rewrite",
+        ("comve",),
+        1,
+        writes_comve=True,
+        instructions=INSTRUCTIONS["comve_rewrite"],
     ),
 }
 

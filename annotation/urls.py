@@ -4,6 +4,7 @@ annotation/agreement/ and annotation/campaigns/<name>/agreement...)."""
 from django.urls import path
 
 from annotation import views
+from annotation.pipelines import views as pipeline_views
 
 app_name = "annotation"
 
@@ -11,6 +12,9 @@ urlpatterns = [
     path("", views.campaign_list, name="campaign-list"),
     path("new/", views.campaign_create, name="campaign-create"),
     path("dashboard/", views.curator_dashboard, name="dashboard"),
+    path("pipelines/", pipeline_views.pipeline_list, name="pipeline-list"),
+    path("pipelines/<slug:name>/", pipeline_views.pipeline_detail, name="pipeline-detail"),
+    path("pipelines/<slug:name>/advance/", pipeline_views.pipeline_advance, name="pipeline-advance"),
     path("campaigns/<slug:name>/", views.campaign_annotate, name="campaign-annotate"),
     path("campaigns/<slug:name>/curate/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<slug:name>/aggregate/", views.campaign_aggregate, name="campaign-aggregate"),

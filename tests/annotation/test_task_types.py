@@ -101,7 +101,9 @@ def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_item_relations_join_everything_present_reads(name, django_assert_num_queries):
     definition, fetched, _ = _item_with_its_relations(name)
-    with django_assert_num_queries(0):
+    # a rewrite also shows the testees' answers, another campaign's judgments: one query
+    # for the item's last check (none here), one for its judgments; never one per answer
+    with django_assert_num_queries(1 if name == "comve_rewrite" else 0):
         view = definition.present(fetched)
     assert view
 
@@ -110,10 +112,13 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, django_assert_num_queries):
     definition, fetched, reason = _item_with_its_relations(name)
-    with django_assert_num_queries(0):
+    with django_assert_num_queries(1 if name == "comve_rewrite" else 0):  # the check it had: none here
         lines = definition.context(fetched)
     shown = {line.label: line for line in lines}
-    if name == "comve_writing":
+    if name == "comve_rewrite":
+        assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
+        assert shown["Testees answered"].text == "no check found"
+    elif name == "comve_writing":
         assert shown["Prompt (statement against sense)"].text == "He put an elephant into the fridge."
     elif name == "comve_check":
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
@@ -280,7 +285,7 @@ def test_only_plausibility_votes_make_a_plausibility_score_and_only_knowledge_ty
 
 def test_the_spec_says_the_answers_order_whether_they_are_free_text_and_the_gold_key():
     free = {name for name, spec in TASKS.items() if spec.free_text}
-    assert free == {"reason_writing", "comve_writing"}
+    assert free == {"reason_writing", "comve_writing", "comve_rewrite"}
     assert TASKS["comve_check"].choice_values == ("0", "1")
     assert TASKS["comve_check"].answer_key("1", {"option": "B"}) == "1:B"
     assert TASKS["comve_check"].answer_key("1", {}) == "1"

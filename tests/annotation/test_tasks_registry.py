@@ -13,6 +13,7 @@ PAPER_K = {
     "knowledge_type": 5,
     "comve_writing": 1,
     "comve_check": 3,
+    "comve_rewrite": 1,  # one writer rewrites an item (ComVE 3.1 names no number)
 }
 
 

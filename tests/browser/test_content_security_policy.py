@@ -53,6 +53,7 @@ def demo_site(settings, tmp_path):
         ("seed_demo", ()),
         ("annotation_demo", ()),
         ("release_demo", ()),
+        ("pipeline_demo", ()),
         ("evaluation_demo", ("--no-model",)),
     ):
         call_command(command, *args, stdout=StringIO())

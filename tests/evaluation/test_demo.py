@@ -20,6 +20,7 @@ def demo_releases(settings, tmp_path):
     call_command("seed_demo", stdout=StringIO())
     call_command("annotation_demo", stdout=StringIO())
     call_command("release_demo", stdout=StringIO())
+    call_command("pipeline_demo", stdout=StringIO())
 
 
 def evaluation_demo(*args: str) -> str:

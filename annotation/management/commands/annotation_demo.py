@@ -17,11 +17,13 @@ DEMO_CAMPAIGNS: list[tuple[str, str, str, dict[str, str]]] = [
     ("demo-knowledge-type", "knowledge_type", "reasons", {"label": "positive"}),
     ("demo-comve-writing", "comve_writing", "slots", {}),
     ("demo-comve-check", "comve_check", "comve", {}),
+    # shows the answers of demo-comve-check's testees once there are some
+    ("demo-comve-rewrite", "comve_rewrite", "comve", {}),
 ]
 
 
 class Command(BaseCommand):
-    help = "Create a demo campaign for each of the seven tasks over the demo data (after seed_demo)."
+    help = "Create a demo campaign for each annotation task over the demo data (after seed_demo)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--collection", default="demo", help="schemas/reasons collection to use")

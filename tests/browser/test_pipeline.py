@@ -1,0 +1,187 @@
+"""Issue 13's "done when" for pipelines: a curator imports the template's three schemas,
+starts a WinoWhy pipeline, five annotators write, validate, vote and label through every
+stage by keyboard, the curator confirms each stage in the browser, and the release of the
+collection carries human, reverse and generated reasons with the labels the campaigns gave."""
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+from annotation.models import Pipeline
+from core.roles import Role
+from datasets.models import Reason
+from releases import services as releases
+from tests.evaluation.tiny_models import build_tiny_causal
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.slow]
+TEMPLATE = Path(settings.BASE_DIR) / "static" / "import-templates" / "schemas.csv"
+
+
+def _keyword(sentence: str) -> str:
+    """What decides each template question: "tall" (kettle-1), "low" (kettle-2), "two" (lamp-1)."""
+    return next(word for word in ("tall", "low", "two") if word in sentence)
+
+
+def _annotators(n: int) -> list:
+    group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
+    users = []
+    for i in range(n):
+        user = get_user_model().objects.create_user(username=f"writer{i}", password=f"pw-writer{i}")
+        user.groups.add(group)
+        users.append(user)
+    return users
+
+
+def _work(page, campaign: str, answer) -> int:
+    """Answer every item the campaign gives, by keyboard only: Enter starts, ``answer``
+    (page -> keys, or text to type) answers, Enter submits; the progress counter says
+    when the next item is in."""
+    page.goto(f"/annotation/campaigns/{campaign}/")
+    page.keyboard.press("Enter")  # Start (the focused button)
+    done = 0
+    while True:
+        page.wait_for_selector("#annotate-form, #done, #refused")
+        if page.locator("#annotate-form").count() == 0:
+            return done
+        kind, value = answer(page)
+        if kind == "type":
+            page.locator("#text").focus()
+            page.keyboard.type(value)
+        else:
+            page.keyboard.press(value)
+        page.keyboard.press("Enter")
+        done += 1
+        page.wait_for_function(
+            "n => (document.querySelector('#progress-text') || {}).textContent?.startsWith(n + ' done')"
+            " || document.querySelector('#done')",
+            arg=done,
+        )
+
+
+def _write(i):
+    def answer(page):
+        return "type", f"the {_keyword(page.inner_text('blockquote.sentence'))} one, says writer {i}"
+
+    return answer
+
+
+def _validate(page):
+    reason = page.inner_text("#reason")
+    return "key", "y" if ("writer 0" in reason or "writer 1" in reason) else "n"
+
+
+def _vote(page):
+    # a human reason names its own question's word; a reverse one the twin's; generated: neither
+    reason = page.inner_text("#reason")
+    right = "writer" in reason and _keyword(page.inner_text("blockquote.sentence")) in reason
+    return "key", "y" if right else "n"
+
+
+def _label(page):
+    return "key", "2" if "two" in page.inner_text("blockquote.sentence") else "1"  # Object / Property
+
+
+def _confirm(page, expect: str) -> None:
+    page.goto("/annotation/pipelines/kettles/")
+    page.wait_for_selector("#confirm")
+    page.click("#confirm")
+    page.wait_for_selector(f".messages >> text={expect}")
+
+
+def test_winowhy_pipeline_from_import_to_release(
+    published_releases_removed_afterwards, page, new_page, login, curator, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.WINNOW_MODELS_DIR = tmp_path / "models"
+    build_tiny_causal(tmp_path / "models" / "tiny-causal")
+    writers = _annotators(5)
+    pages = []
+    for user in writers:
+        tab = new_page()
+        login(tab, user)
+        pages.append(tab)
+
+    # the curator imports the template's three schemas through the upload page
+    login(page, curator)
+    page.goto("/datasets/import/")
+    page.select_option("#id_format", "schemas")
+    page.fill("#id_collection", "mine")
+    page.set_input_files("#id_uploads", str(TEMPLATE))
+    page.click("button[value=import]")
+    page.wait_for_selector("#import-result >> text=Imported")
+
+    # ... and starts the WinoWhy pipeline from the Pipelines page
+    page.click("nav >> text=Pipelines")
+    page.select_option("#id_kind", "winowhy")
+    page.fill("#id_collection", "mine")
+    page.fill("#id_name", "kettles")
+    page.click("text=Start pipeline")
+    page.wait_for_selector("#waiting >> text=3 of 3 items of reason writing still need judgments")
+
+    for i, tab in enumerate(pages):
+        assert _work(tab, "kettles-writing", _write(i)) == 3
+    _confirm(page, "Reason writing done")
+    for tab in pages:
+        assert _work(tab, "kettles-validation", _validate) == 15
+
+    # the validation's outcome and the pool waiting for the curator, with the command line
+    page.goto("/annotation/pipelines/kettles/")
+    assert "manage.py generate_reasons --collection mine" in page.inner_text("#generated")
+    page.click("#confirm")
+    page.wait_for_selector("#waiting >> text=Candidate pool: check the preview")
+    out = StringIO()
+    call_command(
+        "generate_reasons",
+        "--collection",
+        "mine",
+        "--model",
+        "tiny-causal",
+        "--k",
+        "2",
+        "--max-new-tokens",
+        "5",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    generated = Reason.objects.filter(schema__collection="mine", origin="generated").count()
+    assert generated >= 1, out.getvalue()
+    page.reload()
+    pool = page.inner_text("#preview")
+    assert "human: 6" in pool and "reverse: 4" in pool and f"generated: {generated}" in pool
+    page.click("#confirm")
+    page.wait_for_selector(".messages >> text=Candidate pool done")
+
+    for tab in pages:
+        assert _work(tab, "kettles-plausibility", _vote) == 10 + generated
+    _confirm(page, "Plausibility voting done")
+    for tab in pages:
+        assert _work(tab, "kettles-knowledge", _label) == 6
+    _confirm(page, "Knowledge types done")
+    stages = page.inner_text("#stages")
+    assert "kettle-1: Property" in stages and "lamp-1: Object" in stages
+    assert Pipeline.objects.get(name="kettles").status == "done"
+
+    # the curator publishes a release of the collection
+    release = releases.release_create(
+        name="kettles", dataset="winowhy", version="1.0.0", collection="mine", user=curator
+    )
+    release = releases.release_build(release_id=release.pk)
+    release = releases.release_approve(release=release, user=curator)
+    release = releases.release_publish(release=release, user=curator)
+    items = [item.payload for item in release.items.all()]
+    by_origin: dict[str, set[tuple[str, str]]] = {}
+    for item in items:
+        by_origin.setdefault(item["origin"], set()).add((item["label"], item["knowledge_type"]))
+    assert set(by_origin) == {"human", "reverse", "generated"}
+    # the labels the campaigns gave: human reasons by writers 0 and 1 were valid and voted
+    # positive with their knowledge type; the others were not valid (no plausibility vote)
+    assert ("positive", "Property") in by_origin["human"] and ("positive", "Object") in by_origin["human"]
+    assert by_origin["reverse"] == {("negative", "")}
+    assert by_origin["generated"] == {("negative", "")}
+    page.goto(f"/releases/{release.name}/{release.version}/")
+    assert "published" in page.locator("main").inner_text().lower()
