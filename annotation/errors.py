@@ -52,3 +52,13 @@ class LeaseExpired(JudgmentRefused):
     """The lease ran out and others completed the item meanwhile."""
 
     status = 409
+
+
+class JudgmentLocked(JudgmentRefused):
+    """The answer can no longer be changed: its item has been aggregated."""
+
+    status = 409
+
+
+class SkipRefused(AnnotationError):
+    """The item cannot be skipped (already answered, or not the annotator's)."""
