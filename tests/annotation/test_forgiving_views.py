@@ -16,7 +16,7 @@ from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 
-HX = {"HTTP_HX_REQUEST": "true"}
+HX = {"HX-Request": "true"}
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_changing_an_answer_with_htmx_returns_the_item_fragment_and_its_address(
     first = _answered(campaign, annotator, "switchable")
     client.force_login(annotator)
     url = reverse("annotation:item-change", args=[campaign.name, first.campaign_item_id])
-    response = client.post(url, {"answer": "not_switchable"}, **HX)
+    response = client.post(url, {"answer": "not_switchable"}, headers=HX)
     html = response.content.decode()
     assert response.status_code == 200 and html.lstrip().startswith('<section id="item"')
     assert response["HX-Push-Url"] == _page(campaign)  # no item in hand: the campaign page
@@ -226,7 +226,7 @@ def test_b_cannot_open_the_address_of_as_items(campaign, a_and_b):
     answered, held, b = a_and_b
     for item in (answered.campaign_item_id, held.campaign_item_id):
         assert b.get(_page(campaign, item)).status_code == 404
-        assert b.get(_page(campaign, item), **HX).status_code == 404
+        assert b.get(_page(campaign, item), headers=HX).status_code == 404
     assert b.get(_page(campaign) + "?item=x").status_code == 404
 
 
@@ -234,7 +234,7 @@ def test_b_cannot_change_as_answer(campaign, a_and_b):
     answered, _held, b = a_and_b
     url = reverse("annotation:item-change", args=[campaign.name, answered.campaign_item_id])
     assert b.post(url, {"answer": "switchable"}).status_code == 404
-    assert b.post(url, {"answer": "switchable"}, **HX).status_code == 404
+    assert b.post(url, {"answer": "switchable"}, headers=HX).status_code == 404
     assert Judgment.objects.get(pk=answered.pk).answer == "not_switchable"
     assert JudgmentRevision.objects.count() == 1
 
@@ -243,7 +243,7 @@ def test_b_cannot_skip_as_item(campaign, a_and_b):
     _answered_item, held, b = a_and_b
     url = reverse("annotation:campaign-skip", args=[campaign.name])
     assert b.post(url, {"skip": held.pk}).status_code == 404
-    assert b.post(url, {"skip": held.pk}, **HX).status_code == 404
+    assert b.post(url, {"skip": held.pk}, headers=HX).status_code == 404
     assert Assignment.objects.get(pk=held.pk).status == AssignmentStatus.LEASED
 
 
@@ -268,11 +268,11 @@ def test_b_sees_none_of_as_answers_revisions_or_progress(campaign, a_and_b):
 
 def test_a_stale_form_says_csrf_and_a_signed_out_one_asks_to_sign_in(annotator, campaign):
     strict = Client(enforce_csrf_checks=True)
-    response = strict.post(_page(campaign), {"start": "1"}, **HX)
+    response = strict.post(_page(campaign), {"start": "1"}, headers=HX)
     assert response.status_code == 403
     assert (response["X-Winnow-Failure"], response["X-Winnow-Sign-In"]) == ("csrf", "required")
     strict.force_login(annotator)
-    response = strict.post(_page(campaign), {"start": "1"}, **HX)
+    response = strict.post(_page(campaign), {"start": "1"}, headers=HX)
     assert response.status_code == 403 and response["X-Winnow-Failure"] == "csrf"
     assert "X-Winnow-Sign-In" not in response
     assert not Assignment.objects.exists()
