@@ -148,7 +148,7 @@ def test_skipping_with_htmx_returns_the_next_item_and_pushes_its_address(client,
     client.post(_page(campaign), {"start": "1"})
     lease = Assignment.objects.get()
     response = client.post(
-        reverse("annotation:campaign-skip", args=[campaign.name]), {"skip": lease.pk}, **HX
+        reverse("annotation:campaign-skip", args=[campaign.name]), {"skip": lease.pk}, headers=HX
     )
     following = Assignment.objects.get(status=AssignmentStatus.LEASED)
     assert response["HX-Push-Url"] == _page(campaign, following.campaign_item_id)
