@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -307,18 +307,29 @@ class CampaignOverview:
     #: The headline agreement as last computed (None: never, or a free-text task).
     agreement: AgreementHeadline | None
     free_text: bool
+    #: When an annotator last changed an answer in the campaign (None: never).
+    last_revised: datetime | None = None
 
     @property
     def agreement_stale(self) -> bool:
-        """Judgments were made since the headline figure was computed."""
-        return self.agreement is not None and self.agreement.judgments < self.progress["judgments"]
+        """Judgments were made, or answers changed, since the headline figure was computed."""
+        if self.agreement is None:
+            return False
+        changed = self.last_revised is not None and self.last_revised > self.agreement.computed_at
+        return changed or self.agreement.judgments < self.progress["judgments"]
 
 
 def campaign_overview(*, user: Any) -> list[CampaignOverview]:
     """Every campaign the curator sees, newest first, with its progress and the headline
-    agreement the agreement module last computed (five queries in all)."""
+    agreement the agreement module last computed (seven queries in all)."""
     campaigns = list(campaign_list(user=user).select_related("agreement_headline"))
     progress = campaigns_progress(campaigns=campaigns)
+    revised = dict(
+        JudgmentRevision.objects.filter(judgment__campaign_item__campaign__in=[c.pk for c in campaigns])
+        .values_list("judgment__campaign_item__campaign_id")
+        .annotate(last=Max("revised_at"))
+        .values_list("judgment__campaign_item__campaign_id", "last")
+    )
     rows = []
     for c in campaigns:
         spec = task_spec(c.task)
@@ -330,6 +341,7 @@ def campaign_overview(*, user: Any) -> list[CampaignOverview]:
                 progress=progress[c.pk],
                 agreement=headline,
                 free_text=spec.free_text,
+                last_revised=revised.get(c.pk),
             )
         )
     return rows

@@ -276,3 +276,28 @@ def test_a_stale_form_says_csrf_and_a_signed_out_one_asks_to_sign_in(annotator, 
     assert response.status_code == 403 and response["X-Winnow-Failure"] == "csrf"
     assert "X-Winnow-Sign-In" not in response
     assert not Assignment.objects.exists()
+
+
+def test_a_changed_answer_marks_the_dashboards_agreement_out_of_date(client, curator, annotator, annotator2):
+    SchemaFactory.create_batch(2)
+    campaign = campaign_create(name="ag", task="switchability", items="schemas", k=2)
+    for a, answer in ((annotator, "switchable"), (annotator2, "not_switchable")):
+        for _ in range(2):
+            _answered(campaign, a, answer)
+    client.force_login(curator)
+    client.post(reverse("annotation:campaign-agreement-compute", args=[campaign.name]))
+    dashboard = reverse("annotation:dashboard")
+    assert "<strong>out of date</strong>" not in client.get(dashboard).content.decode()
+    changed = Judgment.objects.filter(annotator=annotator).first()
+    assert changed is not None
+    client.force_login(annotator)
+    client.post(
+        reverse("annotation:item-change", args=[campaign.name, changed.campaign_item_id]),
+        {"answer": "not_switchable"},
+    )
+    client.force_login(curator)
+    # as many judgments as when it was computed, but one answer changed since
+    html = client.get(dashboard).content.decode()
+    assert "<strong>out of date</strong>" in html and "Compute agreement" in html
+    client.post(reverse("annotation:campaign-agreement-compute", args=[campaign.name]))
+    assert "<strong>out of date</strong>" not in client.get(dashboard).content.decode()
