@@ -235,7 +235,7 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
         assignment = _own_assignment(request, name)
         campaign = assignment.campaign_item.campaign
         try:
-            services.judgment_submit(
+            result = services.judgment_submit(
                 annotator=request.user, assignment=assignment, **answer_from_post(request.POST)
             )
         except services.LeaseExpired as exc:
@@ -243,6 +243,17 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
         except services.JudgmentRefused as exc:
             context = _annotate_context(request, campaign, assignment, error=str(exc), posted=request.POST)
             return _render_item(request, context, status=200 if _htmx(request) else 400)
+        else:
+            if not result.created and result.judgment.answer != request.POST.get(
+                "answer", result.judgment.answer
+            ):
+                # an old copy of the page (the browser's cache) sent an answer on an item
+                # answered already: say that it was not changed, and how to change it
+                messages.warning(
+                    request,
+                    f"You had answered item {assignment.campaign_item_id} already; that answer "
+                    "was kept. To change it, open it with Previous (p).",
+                )
     else:
         campaign = selectors.campaign_get(user=request.user, name=name)
     return _go_on(request, campaign, lease=True)

@@ -291,7 +291,7 @@ def judgment_change(
     with transaction.atomic():
         locked = _item_locked(item.pk, annotator)
         judgment = (
-            Judgment.objects.select_for_update()
+            Judgment.objects.select_for_update(of=("self",))
             .filter(campaign_item_id=item.pk, annotator=annotator)
             .select_related("campaign_item__campaign")
             .first()

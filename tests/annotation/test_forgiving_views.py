@@ -301,3 +301,17 @@ def test_a_changed_answer_marks_the_dashboards_agreement_out_of_date(client, cur
     assert "<strong>out of date</strong>" in html and "Compute agreement" in html
     client.post(reverse("annotation:campaign-agreement-compute", args=[campaign.name]))
     assert "<strong>out of date</strong>" not in client.get(dashboard).content.decode()
+
+
+def test_an_old_copy_of_an_answered_item_says_the_answer_was_kept(client, annotator, campaign):
+    client.force_login(annotator)
+    client.post(_page(campaign), {"start": "1"})
+    lease = Assignment.objects.get()
+    client.post(_page(campaign), {"assignment": lease.pk, "answer": "switchable"})
+    # the browser's cache shows the answered item again and another answer is sent
+    response = client.post(_page(campaign), {"assignment": lease.pk, "answer": "not_switchable"}, headers=HX)
+    assert "that answer was kept. To change it, open it with Previous (p)." in response.content.decode()
+    assert Judgment.objects.get().answer == "switchable" and not JudgmentRevision.objects.exists()
+    # a double click (the same answer again) says nothing of the kind
+    response = client.post(_page(campaign), {"assignment": lease.pk, "answer": "switchable"}, headers=HX)
+    assert "that answer was kept" not in response.content.decode()
