@@ -164,7 +164,7 @@ def test_a_failed_request_says_so_and_keeps_the_answer(page, login, annotator, w
         ),
     )
     page.locator("textarea[name=text]").press("Enter")
-    page.wait_for_function("document.querySelector('.request-failed').innerText.includes('(500)')")
+    page.wait_for_function("() => document.querySelector('.request-failed').innerText.includes('(500)')")
     assert page.locator(".request-failed").count() == 1  # one message, the latest
     assert page.locator("textarea[name=text]").input_value().startswith("the trophy")
     assert not Judgment.objects.exists()
