@@ -40,11 +40,13 @@
     if (signedOut(xhr)) { signIn(e.detail.target); return; }
     var status = xhr ? xhr.status : 0;
     var csrf = xhr && xhr.getResponseHeader("X-Winnow-Failure") === "csrf";
-    var text = csrf || status === 403
+    var text = csrf
       ? "This page is out of date (its security token expired, or you signed in or out in another tab) (403). Reload the page and repeat; what you typed here is kept."
-      : status === 413
-        ? "The files are too large to upload (413)."
-        : "The server could not do this (" + status + "). Try again; if it happens again, tell an administrator.";
+      : status === 403
+        ? "You may not do this (403). Reload the page to see what you may do."
+        : status === 413
+          ? "The files are too large to upload (413)."
+          : "The server could not do this (" + status + "). Try again; if it happens again, tell an administrator.";
     say(e.detail.target, text);
   });
   // A session that ended sends the request on to the sign-in page (status 200 after the
