@@ -1,8 +1,9 @@
 """Annotation admin: campaigns and their items, leases, judgments, adjudications.
 
 Curators see all of it (`core.roles`); superusers too. What the services own is
-read-only here for everyone: items and their counts, leases, judgments (never edited or
-deleted by the app) and adjudications (recorded beside the votes on the campaign page).
+read-only here for everyone: items and their counts, leases, judgments (changed only by
+their annotator, through the annotation page, never deleted), the answers they had
+before (revisions) and adjudications (recorded beside the votes on the campaign page).
 In a campaign a curator may change its status, instructions, lease time and gold rate,
 and pause or resume an annotator; new campaigns are made on the campaign page or with
 `manage.py campaign_create`, which also create their items.
@@ -13,7 +14,15 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from annotation.models import Adjudication, Assignment, Campaign, CampaignAnnotator, CampaignItem, Judgment
+from annotation.models import (
+    Adjudication,
+    Assignment,
+    Campaign,
+    CampaignAnnotator,
+    CampaignItem,
+    Judgment,
+    JudgmentRevision,
+)
 from core.roles import user_is_curator
 
 
@@ -63,7 +72,7 @@ class CampaignItemAdmin(_CuratorsSee):
 
 @admin.register(Assignment)
 class AssignmentAdmin(_CuratorsSee):
-    list_display = ("pk", "campaign_item", "annotator", "status", "leased_at", "expires_at")
+    list_display = ("pk", "campaign_item", "annotator", "status", "leased_at", "expires_at", "skipped_at")
     list_filter = ("status",)
     raw_id_fields = ("campaign_item", "annotator")
     list_select_related = ("campaign_item__campaign", "annotator")
@@ -71,12 +80,23 @@ class AssignmentAdmin(_CuratorsSee):
 
 @admin.register(Judgment)
 class JudgmentAdmin(_CuratorsSee):
-    """Judgments are never edited or deleted by the app; the admin only shows them."""
+    """Judgments are changed only by their annotator (with a revision kept) and never
+    deleted by the app; the admin only shows them."""
 
     list_display = ("pk", "campaign_item", "annotator", "answer", "duration_ms", "submitted_at")
     list_filter = ("campaign_item__campaign",)
     raw_id_fields = ("campaign_item", "annotator")
     list_select_related = ("campaign_item__campaign", "annotator")
+
+
+@admin.register(JudgmentRevision)
+class JudgmentRevisionAdmin(_CuratorsSee):
+    """The answer a judgment had before its annotator changed it."""
+
+    list_display = ("pk", "judgment", "revised_by", "answer", "revised_at")
+    list_filter = ("judgment__campaign_item__campaign",)
+    raw_id_fields = ("judgment", "revised_by")
+    list_select_related = ("judgment", "revised_by")
 
 
 @admin.register(Adjudication)

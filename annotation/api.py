@@ -154,6 +154,7 @@ class CampaignProgressOutput(serializers.Serializer):
     needed = serializers.IntegerField(help_text="Items x K")
     percent = serializers.IntegerField()
     gold_items = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text="Items an annotator gave back unanswered (skips)")
 
 
 class CampaignOutput(serializers.ModelSerializer):

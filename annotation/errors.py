@@ -56,3 +56,13 @@ class LeaseExpired(JudgmentRefused):
 
 class PipelineError(AnnotationError):
     """A pipeline cannot be created or advanced as asked (bad K, an incomplete stage...)."""
+
+
+class JudgmentLocked(JudgmentRefused):
+    """The answer can no longer be changed: its item has been aggregated."""
+
+    status = 409
+
+
+class SkipRefused(AnnotationError):
+    """The item cannot be skipped (already answered, or not the annotator's)."""

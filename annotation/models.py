@@ -79,10 +79,13 @@ class AssignmentStatus(models.TextChoices):
     LEASED = "leased", "leased"
     SUBMITTED = "submitted", "submitted"
     EXPIRED = "expired", "expired"
+    SKIPPED = "skipped", "skipped"
 
 
 class Assignment(models.Model):
-    """An item handed to an annotator. One per (item, annotator): never the same item twice."""
+    """An item handed to an annotator. One per (item, annotator): never the same item twice,
+    so an item the annotator skipped (status ``skipped``) is never handed to them again in
+    this campaign, while its lease no longer holds it for others."""
 
     campaign_item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -91,6 +94,7 @@ class Assignment(models.Model):
     )
     leased_at = models.DateTimeField()
     expires_at = models.DateTimeField()
+    skipped_at = models.DateTimeField(null=True, blank=True, help_text="When the annotator skipped it")
 
     class Meta:
         constraints = [
@@ -109,7 +113,9 @@ class Assignment(models.Model):
 
 
 class Judgment(models.Model):
-    """One annotator's answer on one item. Never edited, never deleted by the app."""
+    """One annotator's answer on one item. Never deleted by the app; its annotator may
+    change the answer in place while the item is not aggregated, and every change keeps
+    the answer it replaced in a :class:`JudgmentRevision`."""
 
     campaign_item = models.ForeignKey(CampaignItem, on_delete=models.PROTECT, related_name="judgments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -129,6 +135,23 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"judgment #{self.pk} on item {self.campaign_item_id}"
+
+
+class JudgmentRevision(models.Model):
+    """An answer a judgment had before its annotator changed it (who, when, what it was)."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="revisions")
+    revised_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    revised_at = models.DateTimeField()
+    answer = models.CharField(max_length=100, blank=True, help_text="The answer before the change")
+    text = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["judgment_id", "revised_at", "id"]
+
+    def __str__(self) -> str:
+        return f"revision of judgment {self.judgment_id} at {self.revised_at:%Y-%m-%d %H:%M}"
 
 
 class Adjudication(models.Model):

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -26,6 +26,7 @@ from annotation.models import (
     CampaignItem,
     CampaignStatus,
     Judgment,
+    JudgmentRevision,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import ContextLine, TaskType, task_type
@@ -132,6 +133,96 @@ def assignment_current(
     )
 
 
+def assignment_of_item(*, campaign: Campaign, annotator: Any, item_id: int) -> Assignment | None:
+    """The annotator's own assignment of an item of this campaign (leased, answered,
+    skipped or expired), or None: another annotator's items are out of reach."""
+    return (
+        Assignment.objects.select_related("campaign_item__campaign")
+        .filter(campaign_item__campaign=campaign, campaign_item_id=item_id, annotator=annotator)
+        .first()
+    )
+
+
+def judgment_own(*, campaign: Campaign, annotator: Any, item_id: int) -> Judgment | None:
+    """The annotator's own judgment on an item of this campaign, or None (never another's)."""
+    return (
+        Judgment.objects.select_related("campaign_item__campaign")
+        .filter(campaign_item__campaign=campaign, campaign_item_id=item_id, annotator=annotator)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class RecentAnswer:
+    item_id: int
+    summary: str
+    answer: str  # in words
+    changed: int  # how many times the annotator changed it
+    locked: bool  # aggregated: no change any more
+
+
+def judgment_recent(*, campaign: Campaign, annotator: Any, limit: int = 5) -> list[RecentAnswer]:
+    """The annotator's own latest answers in this campaign, newest first (nobody else's)."""
+    kind = task_type(campaign.task)
+    rows = (
+        Judgment.objects.filter(campaign_item__campaign=campaign, annotator=annotator)
+        .select_related("campaign_item__schema", "campaign_item__reason", "campaign_item__comve_item")
+        .annotate(n_revisions=Count("revisions"))
+        .order_by("-pk")[:limit]
+    )
+    out = []
+    for j in rows:
+        words = kind.decision_label(j.answer) if j.answer else (j.text or "(written answer)")
+        out.append(
+            RecentAnswer(
+                item_id=j.campaign_item_id,
+                summary=item_summary(item=j.campaign_item),
+                answer=words,
+                changed=j.n_revisions,
+                locked=bool(j.campaign_item.aggregate),
+            )
+        )
+    return out
+
+
+def judgment_neighbours(
+    *, campaign: Campaign, annotator: Any, judgment: Judgment | None
+) -> tuple[int | None, int | None]:
+    """The items of the annotator's answers just before and just after ``judgment`` in the
+    order they were given (before the first answer when None: the latest answer, nothing
+    after). Only the annotator's own answers."""
+    mine = Judgment.objects.filter(campaign_item__campaign=campaign, annotator=annotator)
+    if judgment is None:
+        latest = mine.order_by("-pk").values_list("campaign_item_id", flat=True).first()
+        return latest, None
+    before = (
+        mine.filter(pk__lt=judgment.pk).order_by("-pk").values_list("campaign_item_id", flat=True).first()
+    )
+    after = mine.filter(pk__gt=judgment.pk).order_by("pk").values_list("campaign_item_id", flat=True).first()
+    return before, after
+
+
+def judgment_revisions(*, judgment: Judgment) -> QuerySet[JudgmentRevision]:
+    """The answers a judgment had before, oldest first (shown to its own annotator only)."""
+    return JudgmentRevision.objects.filter(judgment=judgment).order_by("revised_at", "pk")
+
+
+def judgment_form_values(*, judgment: Judgment) -> dict[str, str]:
+    """A recorded answer as the values of the annotation form's fields (to show it and
+    change it): ``answer``, ``text`` and each payload key; a list ``references`` becomes
+    ``reference_1``, ``reference_2``... Generic over tasks: the form's field names are the
+    payload's keys."""
+    values = {"answer": judgment.answer, "text": judgment.text}
+    for key, value in (judgment.payload or {}).items():
+        if isinstance(value, list | tuple):
+            stem = key[:-1] if key.endswith("s") else key
+            for i, part in enumerate(value, start=1):
+                values[f"{stem}_{i}"] = str(part)
+        else:
+            values[key] = str(value)
+    return values
+
+
 def assignment_refusal(*, campaign: Campaign, progress: MyProgress) -> AssignmentRefused | None:
     """Why no item would be handed out now (the campaign is not active, the annotator is
     paused), as ``assignment_next`` would refuse; None when the annotator may start."""
@@ -149,7 +240,8 @@ def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, 
     """Per campaign id, its progress: ``n`` items (not gold), ``complete`` (with K
     judgments), ``started``, ``flagged`` for review, ``awaiting`` review (flagged and no
     curator decision yet), ``judgments`` made and ``needed`` (n x K), ``percent``,
-    ``gold_items``. Four queries however many campaigns."""
+    ``gold_items``, ``skipped`` (items an annotator gave back unanswered). Five queries
+    however many campaigns."""
     ids = [c.pk for c in campaigns]
     items = (
         CampaignItem.objects.filter(campaign_id__in=ids)
@@ -178,6 +270,12 @@ def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, 
         .annotate(n=Count("pk"))
         .values_list("campaign_item__campaign_id", "n")
     )
+    skipped = dict(
+        Assignment.objects.filter(campaign_item__campaign_id__in=ids, status=AssignmentStatus.SKIPPED)
+        .values_list("campaign_item__campaign_id")
+        .annotate(n=Count("pk"))
+        .values_list("campaign_item__campaign_id", "n")
+    )
     out = {}
     empty = {"n": 0, "complete": 0, "started": 0, "flagged": 0, "gold_items": 0}
     for c in campaigns:
@@ -185,6 +283,7 @@ def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, 
         done, needed = judgments.get(c.pk, 0), row["n"] * c.judgments_per_item
         row |= {
             "awaiting": awaiting.get(c.pk, 0),
+            "skipped": skipped.get(c.pk, 0),
             "judgments": done,
             "needed": needed,
             "percent": round(100 * min(done, needed) / needed) if needed else 100,
@@ -208,18 +307,29 @@ class CampaignOverview:
     #: The headline agreement as last computed (None: never, or a free-text task).
     agreement: AgreementHeadline | None
     free_text: bool
+    #: When an annotator last changed an answer in the campaign (None: never).
+    last_revised: datetime | None = None
 
     @property
     def agreement_stale(self) -> bool:
-        """Judgments were made since the headline figure was computed."""
-        return self.agreement is not None and self.agreement.judgments < self.progress["judgments"]
+        """Judgments were made, or answers changed, since the headline figure was computed."""
+        if self.agreement is None:
+            return False
+        changed = self.last_revised is not None and self.last_revised > self.agreement.computed_at
+        return changed or self.agreement.judgments < self.progress["judgments"]
 
 
 def campaign_overview(*, user: Any) -> list[CampaignOverview]:
     """Every campaign the curator sees, newest first, with its progress and the headline
-    agreement the agreement module last computed (five queries in all)."""
+    agreement the agreement module last computed (seven queries in all)."""
     campaigns = list(campaign_list(user=user).select_related("agreement_headline"))
     progress = campaigns_progress(campaigns=campaigns)
+    revised = dict(
+        JudgmentRevision.objects.filter(judgment__campaign_item__campaign__in=[c.pk for c in campaigns])
+        .values_list("judgment__campaign_item__campaign_id")
+        .annotate(last=Max("revised_at"))
+        .values_list("judgment__campaign_item__campaign_id", "last")
+    )
     rows = []
     for c in campaigns:
         spec = task_spec(c.task)
@@ -231,6 +341,7 @@ def campaign_overview(*, user: Any) -> list[CampaignOverview]:
                 progress=progress[c.pk],
                 agreement=headline,
                 free_text=spec.free_text,
+                last_revised=revised.get(c.pk),
             )
         )
     return rows
@@ -247,7 +358,7 @@ def _seconds(values: list[int]) -> dict[str, float | None]:
 
 
 def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
-    """Per annotator: judgments, time per item (median and mean seconds over the
+    """Per annotator: judgments, items skipped, time per item (median and mean seconds over the
     judgments with a recorded duration), gold accuracy, paused."""
     members = {
         m.annotator_id: m
@@ -255,6 +366,12 @@ def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
     }
     counts = dict(
         Judgment.objects.filter(campaign_item__campaign=campaign)
+        .values_list("annotator_id")
+        .annotate(n=Count("pk"))
+        .values_list("annotator_id", "n")
+    )
+    skips = dict(
+        Assignment.objects.filter(campaign_item__campaign=campaign, status=AssignmentStatus.SKIPPED)
         .values_list("annotator_id")
         .annotate(n=Count("pk"))
         .values_list("annotator_id", "n")
@@ -272,6 +389,7 @@ def campaign_annotators(*, campaign: Campaign) -> list[dict[str, Any]]:
                 "member": member,
                 "username": member.annotator.get_username(),
                 "judgments": counts.get(annotator_id, 0),
+                "skipped": skips.get(annotator_id, 0),
                 "gold_accuracy": (member.gold_correct / member.gold_seen) if member.gold_seen else None,
                 **_seconds(durations.get(annotator_id, [])),
             }

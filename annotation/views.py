@@ -12,12 +12,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import push_url
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
-from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignItem
+from annotation.models import Assignment, AssignmentStatus, Campaign, CampaignAnnotator, CampaignItem
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import task_type
 from annotation.tasks_registry import TASKS, task_spec
@@ -26,7 +27,9 @@ ITEMS_PER_PAGE = 200
 
 
 def _htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
+    """An htmx request that wants a fragment (a history restore wants the whole page)."""
+    details = getattr(request, "htmx", None)
+    return bool(details) and not bool(getattr(details, "history_restore_request", False))
 
 
 def _require(predicate: Any, request: HttpRequest) -> None:
@@ -97,78 +100,219 @@ def _annotate_context(
     **extra: Any,
 ) -> dict:
     spec = task_spec(campaign.task)
+    judgment = extra.get("review")
+    previous_item, next_item = selectors.judgment_neighbours(
+        campaign=campaign, annotator=request.user, judgment=judgment
+    )
     context: dict[str, Any] = {
         "campaign": campaign,
         "spec": spec,
         "assignment": assignment,
         "progress": progress or selectors.my_progress(campaign=campaign, annotator=request.user),
+        "recent": selectors.judgment_recent(campaign=campaign, annotator=request.user),
+        "previous_item": previous_item,
+        "next_item": next_item,
         **extra,
     }
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
         context["view"] = selectors.item_presentation(item=assignment.campaign_item, task=campaign.task)
+    elif judgment is not None:
+        context["view"] = selectors.item_presentation(item=judgment.campaign_item, task=campaign.task)
     return context
+
+
+def _item_url(campaign: Campaign, item_id: int | None) -> str:
+    """The annotator's page of a campaign, at one item when given (an addressable item:
+    the browser's Back button returns to the item before)."""
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    return f"{url}?{urlencode({'item': item_id})}" if item_id is not None else url
+
+
+def _item_param(request: HttpRequest) -> int | None:
+    raw = request.GET.get("item", "")
+    if raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise Http404("No such item") from None
+
+
+def _render_item(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
+    template = "annotation/campaign_annotate.html"
+    return render(request, template + "#item" if _htmx(request) else template, context, status=status)
+
+
+def _current_page(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict:
+    """The page as it stands: the item in hand, or Start, or why nothing is handed out."""
+    progress = selectors.my_progress(campaign=campaign, annotator=request.user)
+    current = selectors.assignment_current(campaign=campaign, annotator=request.user)
+    refusal = selectors.assignment_refusal(campaign=campaign, progress=progress)
+    return _annotate_context(
+        request,
+        campaign,
+        current,
+        progress,
+        refused=str(refusal) if refusal is not None and current is None else "",
+        start=current is None and refusal is None and progress.remaining > 0,
+        **extra,
+    )
+
+
+def _review_context(request: HttpRequest, campaign: Campaign, judgment: Any, **extra: Any) -> dict:
+    """One of the annotator's own answered items, with the answer in the form to change."""
+    return _annotate_context(
+        request,
+        campaign,
+        None,
+        review=judgment,
+        locked=services.item_aggregated(judgment.campaign_item),
+        revisions=selectors.judgment_revisions(judgment=judgment),
+        posted=extra.pop("posted", None) or selectors.judgment_form_values(judgment=judgment),
+        **extra,
+    )
+
+
+def _go_on(request: HttpRequest, campaign: Campaign, *, lease: bool) -> HttpResponse:
+    """After an answer, a skip or a change: the next item (leased when ``lease``, else
+    the one in hand), as a fragment whose URL htmx pushes, or without JavaScript a
+    redirect to that item's address (so Back returns to the item before, not a new one)."""
+    refused = ""
+    following: Assignment | None = None
+    if lease:
+        try:
+            following = services.assignment_next(campaign=campaign, annotator=request.user)
+        except services.AssignmentRefused as exc:
+            refused = str(exc)
+    else:
+        following = selectors.assignment_current(campaign=campaign, annotator=request.user)
+    url = _item_url(campaign, following.campaign_item_id if following is not None else None)
+    if not _htmx(request):
+        return redirect(url)
+    context = (
+        _annotate_context(request, campaign, following, refused=refused)
+        if lease or following is not None
+        else _current_page(request, campaign)
+    )
+    return push_url(_render_item(request, context), url)
 
 
 @login_required
 def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     """The annotator's page. GET shows the item in hand, or a Start button: opening the
     page leases nothing (a link preview, a prefetch or a crawler would hold an item).
+    ``?item=<id>`` shows one of the annotator's own items: the one in hand, or an answered
+    one with its answer to change; another annotator's item is a 404.
     POST leases: ``start`` asks for the next item; an ``assignment`` with an answer submits
-    it, then asks for the next one. htmx gets the item fragment; without JavaScript the
-    answer is a redirect to the page, which shows the item now in hand."""
+    it, then asks for the next one. htmx gets the item fragment (and the item's address
+    to push); without JavaScript the answer is a redirect to the next item's address."""
     _require(user_can_annotate, request)
-    template = "annotation/campaign_annotate.html"
     if request.method != "POST":
         campaign = selectors.campaign_get(user=request.user, name=name)
-        progress = selectors.my_progress(campaign=campaign, annotator=request.user)
+        item_id = _item_param(request)
+        if item_id is None:
+            return _render_item(request, _current_page(request, campaign))
         current = selectors.assignment_current(campaign=campaign, annotator=request.user)
-        refusal = selectors.assignment_refusal(campaign=campaign, progress=progress)
-        context = _annotate_context(
-            request,
-            campaign,
-            current,
-            progress,
-            refused=str(refusal) if refusal is not None and current is None else "",
-            start=current is None and refusal is None and progress.remaining > 0,
+        if current is not None and current.campaign_item_id == item_id:
+            return _render_item(request, _current_page(request, campaign))
+        judgment = selectors.judgment_own(campaign=campaign, annotator=request.user, item_id=item_id)
+        if judgment is not None:
+            return _render_item(request, _review_context(request, campaign, judgment))
+        mine = selectors.assignment_of_item(campaign=campaign, annotator=request.user, item_id=item_id)
+        if mine is None:
+            raise Http404("No item of yours with this number in this campaign")
+        note = (
+            f"You skipped item {item_id}; it is not given to you again."
+            if mine.status == AssignmentStatus.SKIPPED
+            else f"Item {item_id} is no longer held for you."
         )
-        return render(request, template + "#item" if _htmx(request) else template, context)
+        return _render_item(request, _current_page(request, campaign, note=note))
     if "assignment" in request.POST:
         # The annotator's own lease decides the campaign: an answer on an item in hand is
         # recorded even if the campaign was closed meanwhile.
-        try:
-            assignment = selectors.assignment_get(
-                user=request.user, pk=int(request.POST.get("assignment", "0"))
-            )
-        except ValueError:
-            raise Http404("No such assignment") from None
+        assignment = _own_assignment(request, name)
         campaign = assignment.campaign_item.campaign
-        if campaign.name != name:
-            raise Http404("No such assignment in this campaign")
         try:
-            services.judgment_submit(
+            result = services.judgment_submit(
                 annotator=request.user, assignment=assignment, **answer_from_post(request.POST)
             )
         except services.LeaseExpired as exc:
             messages.warning(request, str(exc))
         except services.JudgmentRefused as exc:
             context = _annotate_context(request, campaign, assignment, error=str(exc), posted=request.POST)
-            if _htmx(request):
-                return render(request, template + "#item", context)
-            return render(request, template, context, status=400)
+            return _render_item(request, context, status=200 if _htmx(request) else 400)
+        else:
+            if not result.created and result.judgment.answer != request.POST.get(
+                "answer", result.judgment.answer
+            ):
+                # an old copy of the page (the browser's cache) sent an answer on an item
+                # answered already: say that it was not changed, and how to change it
+                messages.warning(
+                    request,
+                    f"You had answered item {assignment.campaign_item_id} already; that answer "
+                    "was kept. To change it, open it with Previous (p).",
+                )
     else:
         campaign = selectors.campaign_get(user=request.user, name=name)
-    refused = ""
-    following: Assignment | None = None
+    return _go_on(request, campaign, lease=True)
+
+
+def _own_assignment(request: HttpRequest, name: str, field: str = "assignment") -> Assignment:
+    """The annotator's own assignment named by a POST field, in this campaign (else 404)."""
     try:
-        following = services.assignment_next(campaign=campaign, annotator=request.user)
-    except services.AssignmentRefused as exc:
-        refused = str(exc)
-    if not _htmx(request) and following is not None:
-        return redirect("annotation:campaign-annotate", name=campaign.name)
-    context = _annotate_context(request, campaign, following, refused=refused)
-    return render(request, template + "#item" if _htmx(request) else template, context)
+        assignment = selectors.assignment_get(user=request.user, pk=int(request.POST.get(field, "0")))
+    except ValueError:
+        raise Http404("No such assignment") from None
+    if assignment.campaign_item.campaign.name != name:
+        raise Http404("No such assignment in this campaign")
+    return assignment
+
+
+@login_required
+@require_POST
+def campaign_skip(request: HttpRequest, name: str) -> HttpResponse:
+    """Give the item in hand back unanswered and go on with the next one."""
+    _require(user_can_annotate, request)
+    assignment = _own_assignment(request, name, field="skip")
+    campaign = assignment.campaign_item.campaign
+    try:
+        services.assignment_skip(annotator=request.user, assignment=assignment)
+    except services.SkipRefused as exc:
+        messages.warning(request, str(exc))
+    else:
+        messages.info(
+            request,
+            f"Item {assignment.campaign_item_id} skipped: it goes back to the others "
+            "and is not given to you again in this campaign.",
+        )
+    return _go_on(request, campaign, lease=True)
+
+
+@login_required
+@require_POST
+def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
+    """Change the annotator's own answer on an item not yet aggregated, then return to
+    the item in hand. A bad answer shows the item again with the reason; another
+    annotator's item is a 404."""
+    _require(user_can_annotate, request)
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    judgment = selectors.judgment_own(campaign=campaign, annotator=request.user, item_id=item_id)
+    if judgment is None:
+        raise Http404("No answer of yours on this item")
+    fields = answer_from_post(request.POST)
+    fields.pop("duration_ms", None)
+    try:
+        result = services.judgment_change(annotator=request.user, item=judgment.campaign_item, **fields)
+    except services.JudgmentRefused as exc:
+        context = _review_context(request, campaign, judgment, error=str(exc), posted=request.POST)
+        return _render_item(request, context, status=200 if _htmx(request) else exc.status)
+    if result.changed:
+        messages.success(request, f"Your answer on item {item_id} was changed (the old one is kept).")
+    else:
+        messages.info(request, f"Your answer on item {item_id} was already this one; nothing changed.")
+    return _go_on(request, campaign, lease=False)
 
 
 # --- curator ---------------------------------------------------------------------------

@@ -138,6 +138,14 @@ def enqueue_after_commit(request: HttpRequest, label: str, send: Callable[[], bo
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: the form was sent without a valid CSRF token (an expired
     session, a page open since before a log-in elsewhere, cookies blocked). A page in
-    Winnow's layout that says what happened and what to do, with status 403."""
+    Winnow's layout that says what happened and what to do, with status 403. Two headers
+    tell static/js/htmx-errors.js what it was: ``X-Winnow-Failure: csrf``, and
+    ``X-Winnow-Sign-In: required`` when the user is signed out (the page then goes to
+    the sign-in page instead of saying to reload)."""
     context = {"title": "This form has expired", "reason": reason}
-    return HttpResponse(loader.get_template("csrf_failure.html").render(context, request), status=403)
+    response = HttpResponse(loader.get_template("csrf_failure.html").render(context, request), status=403)
+    response["X-Winnow-Failure"] = "csrf"
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        response["X-Winnow-Sign-In"] = "required"
+    return response

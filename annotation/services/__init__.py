@@ -11,8 +11,10 @@ from annotation.errors import (
     AssignmentRefused,
     CampaignError,
     CampaignNotActive,
+    JudgmentLocked,
     JudgmentRefused,
     LeaseExpired,
+    SkipRefused,
 )
 from annotation.services.aggregation import (
     AggregateSummary,
@@ -20,7 +22,7 @@ from annotation.services.aggregation import (
     adjudication_record,
     campaign_aggregate,
 )
-from annotation.services.assignment import assignment_next, assignments_expire
+from annotation.services.assignment import assignment_next, assignment_skip, assignments_expire
 from annotation.services.campaigns import (
     ITEM_FIELD,
     ITEM_FILTERS,
@@ -30,7 +32,15 @@ from annotation.services.campaigns import (
     campaign_status_set,
     gold_answer_for,
 )
-from annotation.services.judgments import ImportedVote, SubmitResult, judgment_import, judgment_submit
+from annotation.services.judgments import (
+    ChangeResult,
+    ImportedVote,
+    SubmitResult,
+    item_aggregated,
+    judgment_change,
+    judgment_import,
+    judgment_submit,
+)
 
 __all__ = [
     "ITEM_FIELD",
@@ -42,19 +52,25 @@ __all__ = [
     "AssignmentRefused",
     "CampaignError",
     "CampaignNotActive",
+    "ChangeResult",
     "ImportedVote",
+    "JudgmentLocked",
     "JudgmentRefused",
     "LeaseExpired",
+    "SkipRefused",
     "SubmitResult",
     "adjudication_decisions",
     "adjudication_record",
     "assignment_next",
+    "assignment_skip",
     "assignments_expire",
     "campaign_aggregate",
     "campaign_annotator_pause",
     "campaign_create",
     "campaign_status_set",
     "gold_answer_for",
+    "item_aggregated",
+    "judgment_change",
     "judgment_import",
     "judgment_submit",
 ]

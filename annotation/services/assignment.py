@@ -26,7 +26,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.errors import AnnotatorPaused, CampaignNotActive
+from annotation.errors import AnnotatorPaused, CampaignNotActive, SkipRefused
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -224,3 +224,24 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
     return Assignment.objects.filter(
         campaign_item__campaign=campaign, status=AssignmentStatus.LEASED, expires_at__lte=now
     ).update(status=AssignmentStatus.EXPIRED)
+
+
+def assignment_skip(*, annotator: Actor, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Give an item back without answering it. The lease ends at once (the item is back in
+    the pool for the others) and the skip is recorded on the assignment (status
+    ``skipped``, ``skipped_at``); since an annotator has one assignment per item, a
+    skipped item is never handed to the same annotator again in this campaign."""
+    annotator = signed_in(annotator)
+    now = now or timezone.now()
+    if assignment.annotator_id != annotator.pk:
+        raise SkipRefused("This item was given to someone else.")
+    with transaction.atomic():
+        fresh = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if fresh.status == AssignmentStatus.SKIPPED:
+            return fresh  # a repeat (double click): the same result
+        if fresh.status == AssignmentStatus.SUBMITTED:
+            raise SkipRefused("You have answered this item already; change the answer instead of skipping.")
+        fresh.status = AssignmentStatus.SKIPPED
+        fresh.skipped_at = now
+        fresh.save(update_fields=["status", "skipped_at"])
+        return fresh

@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.errors import JudgmentRefused, LeaseExpired
+from annotation.errors import JudgmentLocked, JudgmentRefused, LeaseExpired
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -24,6 +24,7 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignItem,
     Judgment,
+    JudgmentRevision,
 )
 from annotation.services.assignment import _item_load
 from annotation.task_types import comve_has_options
@@ -255,3 +256,87 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
         for n, ids in by_count.items():
             CampaignItem.objects.filter(pk__in=ids).update(judgment_count=F("judgment_count") + n)
     return len(judgments)
+
+
+@dataclass(frozen=True)
+class ChangeResult:
+    judgment: Judgment
+    changed: bool  # False when the answer sent was the one already recorded
+
+
+def item_aggregated(item: CampaignItem) -> bool:
+    """Whether an item's answers are final for its annotators: the curator's aggregation
+    wrote its record (``CampaignItem.aggregate``, written only for items with K
+    judgments). Gold items are never aggregated."""
+    return bool(item.aggregate)
+
+
+def judgment_change(
+    *,
+    annotator: Actor,
+    item: CampaignItem,
+    answer: str = "",
+    text: str = "",
+    payload: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> ChangeResult:
+    """Replace an annotator's own answer on an item while the item is not aggregated.
+
+    The judgment is changed in place (still one judgment per item and annotator; the
+    item's count does not move) and the answer it had is kept in a JudgmentRevision. On a
+    gold item the annotator's gold record counts the item once: ``gold_correct`` follows
+    the new answer, ``gold_seen`` stays."""
+    annotator = signed_in(annotator)
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _item_locked(item.pk, annotator)
+        judgment = (
+            Judgment.objects.select_for_update(of=("self",))
+            .filter(campaign_item_id=item.pk, annotator=annotator)
+            .select_related("campaign_item__campaign")
+            .first()
+        )
+        if judgment is None:
+            raise JudgmentRefused("You have no answer on this item to change.")
+        fresh = judgment.campaign_item
+        campaign = fresh.campaign
+        if item_aggregated(fresh):
+            raise JudgmentLocked(
+                "This item has been aggregated (its label is decided), so its answers can no "
+                "longer be changed."
+            )
+        spec = task_spec(campaign.task)
+        try:
+            answer, text, payload = answer_clean(
+                campaign.task,
+                answer=answer,
+                text=text,
+                payload=payload,
+                has_options=comve_has_options(
+                    ComVEItem.objects.get(pk=locked.comve_item_id) if locked.comve_item_id else None
+                )
+                if spec.option_choices
+                else True,
+            )
+        except AnswerError as exc:
+            raise JudgmentRefused(str(exc)) from None
+        if (judgment.answer, judgment.text, judgment.payload) == (answer, text, payload):
+            return ChangeResult(judgment, changed=False)
+        JudgmentRevision.objects.create(
+            judgment=judgment,
+            revised_by=annotator,
+            revised_at=now,
+            answer=judgment.answer,
+            text=judgment.text,
+            payload=judgment.payload,
+        )
+        if locked.is_gold:
+            was = spec.answer_key(judgment.answer, judgment.payload) == locked.gold_answer
+            now_correct = spec.answer_key(answer, payload) == locked.gold_answer
+            if was != now_correct:
+                CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator).update(
+                    gold_correct=F("gold_correct") + (1 if now_correct else -1)
+                )
+        judgment.answer, judgment.text, judgment.payload = answer, text, payload
+        judgment.save(update_fields=["answer", "text", "payload"])
+        return ChangeResult(judgment, changed=True)

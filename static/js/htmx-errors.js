@@ -1,11 +1,20 @@
-/* A request htmx sends that fails (an error status, or no answer at all) says so where its
-   answer would have gone, instead of leaving the page as it was. An expired session or a
-   stale form (403) says to reload; the server's own message is not shown (it is a page).
-   Loaded on every page by templates/base.html. */
+/* What an htmx request that does not succeed does (loaded on every page by
+   templates/base.html; one mechanism for the forms and the polls alike):
+   - the session has ended (the answer is the sign-in page after a redirect, a 401, or a
+     403 whose X-Winnow-Sign-In header says the user is signed out): the whole page goes
+     to the sign-in page, with ?next= the page the user is on, so that signing in returns
+     there. Nothing is swapped into the page (no sign-in page nested in an item or a poll).
+     What the user typed stays in sessionStorage (annotate.js) and is restored on return.
+   - any other error status or no answer at all: a visible message where the answer would
+     have gone, above what is there (a form keeps what was typed, a poll its last figures);
+     a stale form (CSRF, 403) says to reload. The server's own error page is not shown. */
 (function () {
   "use strict";
+  var LOGIN = "/accounts/login/";
   function say(target, text) {
     if (!target) return;
+    var old = target.querySelector(":scope > .request-failed");
+    if (old) old.remove();
     var box = document.createElement("div");
     box.className = "errors request-failed";
     box.setAttribute("role", "alert");
@@ -13,26 +22,42 @@
     strong.textContent = "Nothing was done. ";
     box.appendChild(strong);
     box.appendChild(document.createTextNode(text));
-    target.replaceChildren(box);
+    target.insertBefore(box, target.firstChild);
+  }
+  function signIn(target) {
+    say(target, "Your session has ended: taking you to sign in. What you typed is kept in this browser.");
+    var here = window.location.pathname + window.location.search;
+    window.location.assign(LOGIN + "?next=" + encodeURIComponent(here));
+  }
+  function signedOut(xhr) {
+    if (!xhr) return false;
+    if ((xhr.responseURL || "").indexOf(LOGIN) !== -1) return true;
+    if (xhr.status === 401) return true;
+    return xhr.status === 403 && xhr.getResponseHeader("X-Winnow-Sign-In") === "required";
   }
   document.addEventListener("htmx:responseError", function (e) {
-    var status = e.detail.xhr ? e.detail.xhr.status : 0;
-    var text = status === 403
-      ? "Your session has expired or the form is out of date (403). Reload the page, sign in again if asked, and repeat."
-      : status === 413
-        ? "The files are too large to upload (413)."
-        : "The server could not do this (" + status + "). Try again; if it happens again, tell an administrator.";
+    var xhr = e.detail.xhr;
+    if (signedOut(xhr)) { signIn(e.detail.target); return; }
+    var status = xhr ? xhr.status : 0;
+    var csrf = xhr && xhr.getResponseHeader("X-Winnow-Failure") === "csrf";
+    var text = csrf
+      ? "This page is out of date (its security token expired, or you signed in or out in another tab) (403). Reload the page and repeat; what you typed here is kept."
+      : status === 403
+        ? "You may not do this (403). Reload the page to see what you may do."
+        : status === 413
+          ? "The files are too large to upload (413)."
+          : "The server could not do this (" + status + "). Try again; if it happens again, tell an administrator.";
     say(e.detail.target, text);
   });
-  // A session that ended sends the request on to the sign-in page: say so, do not swap it in.
+  // A session that ended sends the request on to the sign-in page (status 200 after the
+  // redirect): do not swap it in, take the whole page there.
   document.addEventListener("htmx:beforeSwap", function (e) {
-    var url = e.detail.xhr ? e.detail.xhr.responseURL || "" : "";
-    if (url.indexOf("/accounts/login/") !== -1) {
+    if (e.detail.xhr && (e.detail.xhr.responseURL || "").indexOf(LOGIN) !== -1) {
       e.detail.shouldSwap = false;
-      say(e.detail.target, "Your session has expired. Reload the page and sign in again, then repeat.");
+      signIn(e.detail.target);
     }
   });
   document.addEventListener("htmx:sendError", function (e) {
-    say(e.detail.target, "The server did not answer: check the connection and try again.");
+    say(e.detail.target, "The server did not answer: check the connection and try again. What you typed is kept.");
   });
 })();

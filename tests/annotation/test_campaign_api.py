@@ -198,6 +198,7 @@ def test_a_curator_watches_progress_and_agreement(api, curator, campaign, annota
         "needed": 8,
         "percent": 100,
         "gold_items": 0,
+        "skipped": 0,
     }
     agreement = after["agreement"]
     assert agreement["applicable"] is True
