@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
+from annotation.crowd.services import participant_of, study_link_token
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignItem
@@ -104,6 +105,10 @@ def _annotate_context(
         "progress": progress or selectors.my_progress(campaign=campaign, annotator=request.user),
         **extra,
     }
+    study = participant_of(request.user)  # a crowd participant finishes with a code
+    if study is not None:
+        context["study"] = study
+        context["study_token"] = study_link_token(study.link)
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
