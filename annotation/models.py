@@ -269,3 +269,79 @@ class PipelineStage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pipeline.name} stage {self.position} ({self.key})"
+
+
+# --- crowd workers (annotation/crowd/) ---------------------------------------------------
+
+
+class Platform(models.TextChoices):
+    PROLIFIC = "prolific", "Prolific"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+    LINK = "link", "Invitation link"
+
+
+class StudyLinkStatus(models.TextChoices):
+    OPEN = "open", "open"
+    CLOSED = "closed", "closed"
+
+
+class StudyLink(models.Model):
+    """A campaign opened to a crowd platform: the link a curator pastes there. Following it
+    creates or resumes one participant per external id (annotation.crowd.services)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="study_links")
+    platform = models.CharField(max_length=10, choices=Platform.choices)
+    status = models.CharField(max_length=10, choices=StudyLinkStatus.choices, default=StudyLinkStatus.OPEN)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="No entry after this time")
+    consent = models.TextField(help_text="What a participant agrees to before the instructions")
+    completion_code = models.CharField(
+        max_length=40, blank=True, help_text="Given at the end (Prolific, link)"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_platform_display()} link #{self.pk} of {self.campaign_id}"
+
+
+class ParticipantState(models.TextChoices):
+    CONSENT = "consent", "reading the consent"
+    WORKING = "working", "working"
+    DONE = "done", "finished"
+
+
+class Participant(models.Model):
+    """One person who came through a study link, under the platform's id. Their account has
+    no password: the link (and the session it opens) is the only way in."""
+
+    link = models.ForeignKey(StudyLink, on_delete=models.PROTECT, related_name="participants")
+    external_id = models.CharField(
+        max_length=100, help_text="Prolific PID, MTurk worker id, or the invitation's id"
+    )
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participant"
+    )
+    platform_ids = models.JSONField(default=dict, blank=True, help_text="Study, session, assignment, HIT ids")
+    state = models.CharField(
+        max_length=10, choices=ParticipantState.choices, default=ParticipantState.CONSENT
+    )
+    entries = models.PositiveIntegerField(default=1, help_text="Times the link was followed under this id")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_entry_at = models.DateTimeField(auto_now=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["link_id", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["link", "external_id"], name="participant_once_per_link"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.link})"

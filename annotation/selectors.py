@@ -27,6 +27,7 @@ from annotation.models import (
     CampaignStatus,
     Judgment,
     JudgmentRevision,
+    Participant,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import ContextLine, TaskType, task_type
@@ -38,7 +39,14 @@ def campaign_list(*, user: Any) -> QuerySet[Campaign]:
     if user_can_curate(user):
         return Campaign.objects.all()
     if user_can_annotate(user):
-        return Campaign.objects.filter(status=CampaignStatus.ACTIVE, imported=False)
+        campaigns = Campaign.objects.filter(status=CampaignStatus.ACTIVE, imported=False)
+        # A crowd participant (annotation.crowd) sees only the campaign of their study link.
+        joined = Participant.objects.filter(user_id=int(getattr(user, "pk", 0) or 0)).values(
+            "link__campaign_id"
+        )
+        if joined.exists():
+            campaigns = campaigns.filter(pk__in=joined)
+        return campaigns
     return Campaign.objects.none()
 
 

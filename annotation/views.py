@@ -16,6 +16,7 @@ from django_htmx.http import push_url
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
+from annotation.crowd.services import participant_of, study_link_token
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, AssignmentStatus, Campaign, CampaignAnnotator, CampaignItem
@@ -114,6 +115,10 @@ def _annotate_context(
         "next_item": next_item,
         **extra,
     }
+    study = participant_of(request.user)  # a crowd participant finishes with a code
+    if study is not None:
+        context["study"] = study
+        context["study_token"] = study_link_token(study.link)
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment

@@ -27,6 +27,7 @@ urlpatterns = [
     path("releases/", include("releases.urls")),
     path("api/releases/", include("releases.api_urls")),
     path("annotation/", include("annotation.urls")),
+    path("", include("annotation.crowd.urls")),
     path("api/annotation/", include("annotation.api_urls")),
     path("api/", include("datasets.api_urls")),
     path("evaluation/", include("evaluation.urls")),

@@ -1,0 +1,256 @@
+"""Study pages: a participant's entry through a platform's link, the consent, the end with
+the completion code; and the curator's page of a campaign's study links."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import selectors
+from annotation.crowd.platforms import (
+    PLATFORMS,
+    StudyEntryError,
+    mturk_submit_url,
+    platform_spec,
+    prolific_completion_url,
+)
+from annotation.crowd.services import (
+    StudyLinkRefused,
+    StudyLinkReplayed,
+    entry_allowed,
+    participant_consent,
+    participant_enter,
+    participant_finish,
+    participant_of,
+    study_link_close,
+    study_link_create,
+    study_link_get,
+    study_link_path,
+)
+from annotation.errors import AnnotationError
+from annotation.models import Participant, ParticipantState, Platform, StudyLink
+from annotation.permissions import user_can_curate
+from core.auth import client_address
+from core.errors import Forbidden
+
+BACKEND = "django.contrib.auth.backends.ModelBackend"
+DEFAULT_CONSENT = (
+    "This study is part of building a research data set of commonsense reasoning questions. "
+    "Your answers are stored with your platform id (not your name) and published as part of "
+    "the data set. You may stop at any time."
+)
+
+
+def _refused(
+    request: HttpRequest, error: AnnotationError, participant: Participant | None = None
+) -> HttpResponse:
+    context = {
+        "title": getattr(error, "title", "This study link cannot be used"),
+        "message": error.message,
+        "participant": participant,
+        **(_completion(participant) if participant else {}),
+    }
+    return render(request, "annotation/study_refused.html", context, status=error.status)
+
+
+def _completion(participant: Participant) -> dict[str, object]:
+    """How a finished participant goes back to their platform."""
+    link = participant.link
+    ids = participant.platform_ids or {}
+    return {
+        "code": link.completion_code,
+        "platform": platform_spec(link.platform),
+        "prolific_url": prolific_completion_url(link.completion_code)
+        if link.platform == Platform.PROLIFIC
+        else "",
+        "mturk_url": mturk_submit_url(ids.get("turkSubmitTo", "")) if link.platform == Platform.MTURK else "",
+        "assignment_id": ids.get("assignmentId", ""),
+    }
+
+
+@require_GET
+def study_enter(request: HttpRequest, token: str) -> HttpResponse:
+    """Where a platform sends a participant: create or resume them, sign them in, then the
+    consent (first time) or their work (later)."""
+    if not entry_allowed(client_address(request)):
+        return _refused(
+            request,
+            StudyLinkRefused(
+                "too many entries from your address in the last minute: wait a minute, then open the link again",
+                status=429,
+                title="Too many entries",
+            ),
+        )
+    try:
+        link = study_link_get(token)
+        spec = platform_spec(link.platform)
+        params = request.GET.dict()
+        if spec.previewing(params):
+            return render(request, "annotation/study_preview.html", {"link": link, "campaign": link.campaign})
+        entry = participant_enter(link=link, params=params)
+    except StudyLinkReplayed as error:
+        return _refused(request, error, participant=error.participant)
+    except (StudyLinkRefused, StudyEntryError) as error:
+        return _refused(request, error)
+    login(request, entry.participant.user, backend=BACKEND)
+    return _next(entry.participant, token)
+
+
+def _next(participant: Participant, token: str) -> HttpResponse:
+    if participant.state == ParticipantState.CONSENT:
+        return redirect("crowd:consent", token=token)
+    if participant.state == ParticipantState.DONE:
+        return redirect("crowd:done", token=token)
+    return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
+
+
+def _own_participant(request: HttpRequest, token: str) -> tuple[StudyLink, Participant]:
+    """The link of ``token`` and the signed-in participant, who must be one of its own."""
+    link = study_link_get(token, entered=True)
+    participant = participant_of(request.user)
+    if participant is None or participant.link_id != link.pk:
+        raise Forbidden("open the study from your platform's link: this page belongs to its participants")
+    return link, participant
+
+
+@require_http_methods(["GET", "POST"])
+def study_consent(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        link, participant = _own_participant(request, token)
+    except StudyLinkRefused as error:
+        return _refused(request, error)
+    if request.method == "POST":
+        if request.POST.get("agree") != "yes":
+            return render(
+                request,
+                "annotation/study_consent.html",
+                {
+                    "link": link,
+                    "campaign": link.campaign,
+                    "error": "Tick “I agree” to take part, or close this page.",
+                },
+                status=400,
+            )
+        participant_consent(participant=participant)
+        return redirect("annotation:campaign-annotate", name=link.campaign.name)
+    if participant.state != ParticipantState.CONSENT:
+        return _next(participant, token)
+    return render(request, "annotation/study_consent.html", {"link": link, "campaign": link.campaign})
+
+
+@require_POST
+def study_finish(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        _link, participant = _own_participant(request, token)
+    except StudyLinkRefused as error:
+        return _refused(request, error)
+    participant_finish(participant=participant)
+    return redirect("crowd:done", token=token)
+
+
+@require_GET
+def study_done(request: HttpRequest, token: str) -> HttpResponse:
+    participant = participant_of(request.user)
+    if participant is None:
+        raise Forbidden("open the study from your platform's link: this page belongs to its participants")
+    if participant.state != ParticipantState.DONE:
+        return _next(participant, token)
+    return render(
+        request, "annotation/study_done.html", {"participant": participant, **_completion(participant)}
+    )
+
+
+# --- curator -----------------------------------------------------------------------------
+
+
+class StudyLinkForm(forms.Form):
+    platform = forms.ChoiceField(choices=Platform.choices, label="Platform")
+    consent = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        initial=DEFAULT_CONSENT,
+        label="Consent",
+        help_text="What participants agree to before the instructions: the study, how answers are used, pay, contact.",
+    )
+    expires_at = forms.DateTimeField(
+        required=False,
+        label="Expires (UTC)",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Empty: open until you close it.",
+    )
+    completion_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Completion code",
+        help_text="The code the platform expects at the end (Prolific's study settings); empty: one is made.",
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_links(request: HttpRequest, name: str) -> HttpResponse:
+    if not user_can_curate(request.user):
+        raise Forbidden("Study links are for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    form = StudyLinkForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            expires: datetime | None = form.cleaned_data["expires_at"]
+            if expires is not None and timezone.is_naive(expires):
+                expires = timezone.make_aware(expires, UTC)
+            try:
+                link = study_link_create(
+                    campaign=campaign,
+                    platform=form.cleaned_data["platform"],
+                    consent=form.cleaned_data["consent"],
+                    expires_at=expires,
+                    completion_code=form.cleaned_data["completion_code"],
+                    user=request.user,
+                )
+            except AnnotationError as error:
+                field, _, message = error.message.partition(": ")
+                target = {"expires": "expires_at", "completion code": "completion_code"}.get(field, field)
+                form.add_error(target if target in form.fields else None, message or error.message)
+            else:
+                messages.success(
+                    request,
+                    f"Study link #{link.pk} opened: paste it into {platform_spec(link.platform).title}.",
+                )
+                return redirect("crowd:links", name=campaign.name)
+        status = 400
+    links = [
+        {
+            "link": link,
+            "url": request.build_absolute_uri(study_link_path(link)),
+            "where": PLATFORMS[link.platform].where,
+            "participants": link.participants.count(),
+            "finished": link.participants.filter(state=ParticipantState.DONE).count(),
+        }
+        for link in campaign.study_links.all()
+    ]
+    return render(
+        request,
+        "annotation/study_links.html",
+        {"campaign": campaign, "form": form, "links": links},
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def study_link_close_view(request: HttpRequest, name: str, link_id: int) -> HttpResponse:
+    if not user_can_curate(request.user):
+        raise Forbidden("Study links are for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    link = get_object_or_404(StudyLink, pk=link_id, campaign=campaign)
+    study_link_close(link=link, user=request.user)
+    messages.success(request, f"Study link #{link.pk} closed: no new participants.")
+    return redirect("crowd:links", name=campaign.name)
