@@ -58,7 +58,8 @@ class ReleaseCreateForm(forms.Form):
         field.choices = [("", "the public sets"), *((c, c) for c in collections)]
         conflicts = label_conflicts or {}
         for name, options in (label_options or {}).items():
-            choices = [(o.value, f"{o.title} ({o.items} items)") for o in options]
+            choices = [("", "default: the imported label where there is one, else the latest campaign's")]
+            choices += [(o.value, f"{o.title} ({o.items} items)") for o in options if o.items]
             help_text = "Where a campaign did not label an item, the item keeps its imported label."
             if name in conflicts:
                 help_text = (

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from annotation.models import Pipeline
 from core.roles import Role
 from datasets.models import Reason
-from releases import services as releases
+from releases.models import Release, ReleaseStatus
 from tests.evaluation.tiny_models import build_tiny_causal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.slow]
@@ -166,13 +166,24 @@ def test_winowhy_pipeline_from_import_to_release(
     assert "kettle-1: Property" in stages and "lamp-1: Object" in stages
     assert Pipeline.objects.get(name="kettles").status == "done"
 
-    # the curator publishes a release of the collection
-    release = releases.release_create(
-        name="kettles", dataset="winowhy", version="1.0.0", collection="mine", user=curator
-    )
-    release = releases.release_build(release_id=release.pk)
-    release = releases.release_approve(release=release, user=curator)
-    release = releases.release_publish(release=release, user=curator)
+    # the curator publishes a release of the collection, in the browser
+    page.goto("/releases/new/")
+    page.fill("input[name=name]", "kettles")
+    page.select_option("select[name=dataset]", "winowhy")
+    page.select_option("select[name=collection]", "mine")
+    page.fill("input[name=version]", "1.0.0")
+    page.click("button[value=preview]")
+    assert "It would freeze" in page.locator("#preview").inner_text()
+    page.click("button[value=create]")
+    page.wait_for_url("**/releases/kettles/1.0.0/")
+    page.wait_for_selector("#release-actions button:has-text('Approve kettles 1.0.0')")
+    page.click("#release-actions button:has-text('Approve kettles 1.0.0')")
+    page.click("#release-actions a:has-text('Publish kettles 1.0.0')")
+    page.click("button:has-text('Yes, publish kettles 1.0.0')")
+    page.wait_for_url("**/releases/kettles/1.0.0/")
+    assert page.locator(".messages").inner_text().startswith("Published kettles 1.0.0")
+    release = Release.objects.get(name="kettles")
+    assert release.status == ReleaseStatus.PUBLISHED
     items = [item.payload for item in release.items.all()]
     by_origin: dict[str, set[tuple[str, str]]] = {}
     for item in items:
@@ -183,5 +194,10 @@ def test_winowhy_pipeline_from_import_to_release(
     assert ("positive", "Property") in by_origin["human"] and ("positive", "Object") in by_origin["human"]
     assert by_origin["reverse"] == {("negative", "")}
     assert by_origin["generated"] == {("negative", "")}
-    page.goto(f"/releases/{release.name}/{release.version}/")
-    assert "published" in page.locator("main").inner_text().lower()
+    # the card names each label's source: the stages' campaigns
+    card = page.locator(".card").inner_text()
+    assert "Label sources" in card
+    assert "campaign kettles-plausibility" in card and "campaign kettles-knowledge" in card
+    sources = release.label_sources or {}
+    assert set(sources["counts"]["plausibility"]) >= {"campaign:kettles-plausibility"}
+    assert set(sources["counts"]["knowledge_type"]) == {"campaign:kettles-knowledge"}
