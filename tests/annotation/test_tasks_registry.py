@@ -13,6 +13,8 @@ PAPER_K = {
     "knowledge_type": 5,
     "comve_writing": 1,
     "comve_check": 3,
+    # the task proposal (paper 003, "Quality Control"): "at least three testees"
+    "explanation_plausibility": 3,
 }
 
 
