@@ -347,3 +347,21 @@ def test_a_run_without_generated_explanations_cannot_be_judged(
     assert GenerationJob.objects.count() == 0
     board = client.get(reverse("evaluation:leaderboard", args=["comve-mini", "1.0.0"])).content.decode()
     assert "human score" in board and "—" in board
+
+
+@pytest.mark.django_db
+def test_an_annotator_sees_the_statement_and_the_explanation_and_answers_by_key(client, annotator):
+    from annotation.services import campaign_create
+
+    (comve,) = make_comve(1)
+    Explanation.objects.create(comve_item=comve, text="an elephant is too big.", run_id=4, model_name="tiny")
+    campaign = campaign_create(
+        name="judge-run-4", task="explanation_plausibility", items="explanations", filters={"run_id": 4}
+    )
+    assert campaign.judgments_per_item == 3  # the default K
+    client.force_login(annotator)
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    html = client.post(url, {"start": "1"}, follow=True).content.decode()
+    assert comve.false_statement in html and "an elephant is too big." in html
+    assert "tiny" not in html and "run #4" not in html  # the annotator is not told whose it is
+    assert 'data-key="y"' in html and 'data-key="n"' in html
