@@ -80,10 +80,25 @@ def generation_create(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/generation_create.html", context, status=400 if posted else 200)
 
 
+#: The settings of a job as its page names them.
+SETTING_LABELS = {
+    "k": "reasons per question (k)",
+    "num_beams": "beams",
+    "max_new_tokens": "max new tokens",
+    "seed": "seed (torch.manual_seed)",
+    "decoding": "decoding",
+    "prompt": "prompt",
+    "limit": "only the first N questions",
+    "judgments_per_item": "judgments per explanation (K)",
+    "task": "annotation task",
+}
+
+
 @curator_required
 def generation_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = selectors.generation_job_get(user=request.user, job_id=job_id)
-    context = {"job": job, "active": job.active}
+    settings = [(SETTING_LABELS.get(key, key.replace("_", " ")), value) for key, value in job.settings.items()]
+    context = {"job": job, "active": job.active, "settings": settings}
     if getattr(request, "htmx", False):
         return render(request, "evaluation/generation_detail.html#progress", context | {"fragment": True})
     return render(request, "evaluation/generation_detail.html", context)

@@ -125,6 +125,10 @@ def test_a_curator_starts_a_reasons_job_that_stores_generated_reasons_with_its_c
     assert batch.created_by == curator
     page = client.get(reverse("evaluation:generation-detail", args=[job.pk])).content.decode()
     assert "Done:" in page and f"import batch #{job.import_batch_id}" in page and "hx-get" not in page
+    assert "seed (torch.manual_seed)" in page and job.model_sha256 in page
+    assert (
+        reverse("evaluation:generation-create") in client.get(reverse("evaluation:run-list")).content.decode()
+    )
 
 
 @pytest.mark.django_db
@@ -223,6 +227,11 @@ def test_annotators_and_researchers_cannot_start_or_see_generation_jobs(
         assert client.get(reverse("evaluation:generation-detail", args=[job.pk])).status_code == 403
         with pytest.raises(GenerationError, match="only curators"):
             generation_reasons_create(collection="mine", model="tiny-causal", created_by=user)
+    # the researcher's run list does not offer the page
+    assert (
+        reverse("evaluation:generation-create")
+        not in client.get(reverse("evaluation:run-list")).content.decode()
+    )
     client.logout()
     assert client.get(reverse("evaluation:generation-create")).status_code == 302
     assert GenerationJob.objects.count() == 1
