@@ -97,7 +97,9 @@ SETTING_LABELS = {
 @curator_required
 def generation_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = selectors.generation_job_get(user=request.user, job_id=job_id)
-    settings = [(SETTING_LABELS.get(key, key.replace("_", " ")), value) for key, value in job.settings.items()]
+    settings = [
+        (SETTING_LABELS.get(key, key.replace("_", " ")), value) for key, value in job.settings.items()
+    ]
     context = {"job": job, "active": job.active, "settings": settings}
     if getattr(request, "htmx", False):
         return render(request, "evaluation/generation_detail.html#progress", context | {"fragment": True})
