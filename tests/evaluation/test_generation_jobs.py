@@ -374,3 +374,15 @@ def test_an_annotator_sees_the_statement_and_the_explanation_and_answers_by_key(
     assert comve.false_statement in html and "an elephant is too big." in html
     assert "tiny" not in html and "run #4" not in html  # the annotator is not told whose it is
     assert 'data-key="y"' in html and 'data-key="n"' in html
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_generation_jobs_and_explanations(admin_client, curator, registry):
+    make_schemas(1, collection="mine")
+    generation_reasons_create(collection="mine", model="tiny-causal", created_by=curator)
+    (comve,) = make_comve(1)
+    Explanation.objects.create(comve_item=comve, text="it is too big.", run_id=4, model_name="tiny")
+    jobs = admin_client.get(reverse("admin:evaluation_generationjob_changelist"))
+    assert jobs.status_code == 200 and "tiny-causal" in jobs.content.decode()
+    explanations = admin_client.get(reverse("admin:datasets_explanation_changelist"))
+    assert explanations.status_code == 200 and "it is too big." in explanations.content.decode()
