@@ -94,9 +94,10 @@ def leaderboard(*, user: Actor, release_name: str, release_version: str) -> pd.D
     if not board.empty and (board["dataset"] == "comve").any():
         scores = explanation_human_scores(run_ids=[int(r) for r in board["run"]])
         for column in HumanScore(0, 0, 0, None, None, None).as_dict():
-            board[column] = [
-                scores[int(r)].as_dict()[column] if int(r) in scores else None for r in board["run"]
-            ]
+            values = [scores[int(r)].as_dict()[column] if int(r) in scores else None for r in board["run"]]
+            # counts stay whole numbers beside a run without explanations (8, not 8.0)
+            dtype = "Float64" if column in ("human_score", "human_low", "human_high") else "Int64"
+            board[column] = pd.array(values, dtype=dtype)
     return board
 
 

@@ -331,8 +331,16 @@ def test_a_runs_explanations_become_a_plausibility_campaign_and_a_human_score(
     assert "human score 0.5000" in page and f"{low:.4f}–{high:.4f}" in page
     assert f"(1 plausible of 2 judged, {job.stored} stored)" in page
     assert "BLEU" in page
+    # a second run on the release, whose explanations nobody judged: "—" beside it, and the
+    # counts of the first stay whole numbers
+    evaluation_run(run=evaluation_run_create(release="comve-mini@1.0.0", method="first"))
     board = client.get(reverse("evaluation:leaderboard", args=["comve-mini", "1.0.0"])).content.decode()
     assert "human score" in board and f"2 / {job.stored} judged" in board and "0.5000" in board
+    assert board.count('class="num human-score">—') == 1
+    table = client.get(reverse("evaluation:leaderboard-table", args=["comve-mini", "1.0.0", "json"])).json()
+    rows = table["rows"] if isinstance(table, dict) and "rows" in table else table
+    judged = {row["run"]: row["human_judged"] for row in rows}
+    assert judged == {run.pk: 2, run.pk + 1: None}
 
 
 @pytest.mark.django_db
