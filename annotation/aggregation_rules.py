@@ -44,6 +44,18 @@ def plausibility(votes: Sequence[str]) -> Plausibility:
     return Plausibility(score=float(share), label=label)
 
 
+def explanation_plausible(votes: Sequence[str]) -> bool:
+    """A model's ComVE explanation is plausible when more than half of its votes say so.
+
+    The task proposal (paper 003, "Quality Control") asks at least three testees and
+    rewrites a subtask-3 answer "considered unsuitable by more than half testees"; it scores
+    no 0-3 scale. With an odd K (the default, 3) the two rules agree; with an even K a tie
+    counts as not plausible here, where the proposal would keep the answer."""
+    if not votes:
+        raise ValueError("plausibility of an explanation without votes")
+    return 2 * sum(1 for v in votes if v == "plausible") > len(votes)
+
+
 def majority(votes: Iterable[str], order: Sequence[str] = KNOWLEDGE_TYPES) -> tuple[str, bool]:
     """The most frequent vote and whether it was a tie (a tie goes to the first in
     ``order``, so the result never depends on the order of the votes)."""

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from datasets.models import ComVEItem, Reason, Schema
+from datasets.models import ComVEItem, Explanation, Reason, Schema
 
 
 class Task(models.TextChoices):
@@ -15,6 +15,7 @@ class Task(models.TextChoices):
     COMVE_WRITING = "comve_writing", "ComVE writing (ComVE 3.1)"
     COMVE_CHECK = "comve_check", "ComVE check (ComVE 3.1)"
     COMVE_REWRITE = "comve_rewrite", "ComVE rewrite (ComVE 3.1)"
+    EXPLANATION_PLAUSIBILITY = "explanation_plausibility", "Explanation plausibility (ComVE subtask C)"
 
 
 class CampaignStatus(models.TextChoices):
@@ -47,13 +48,17 @@ class Campaign(models.Model):
 
 
 class CampaignItem(models.Model):
-    """One unit of work in a campaign: a schema, a reason, a ComVE item, or a writing slot."""
+    """One unit of work in a campaign: a schema, a reason, a ComVE item, a model's explanation
+    of a ComVE item, or a writing slot."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     schema = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     reason = models.ForeignKey(Reason, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     comve_item = models.ForeignKey(
         ComVEItem, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    explanation = models.ForeignKey(
+        Explanation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     is_gold = models.BooleanField(default=False)
     gold_answer = models.CharField(max_length=100, blank=True)

@@ -33,10 +33,10 @@ from annotation import aggregation_rules as rules
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.switching import bracketed_sentence, switch_candidates
 from annotation.tasks_registry import COMVE_WRITING_FIELDS, TASKS, TaskSpec, clause_with_pronoun, task_spec
-from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Reason, ReasonOrigin, Schema
+from datasets.models import ComVEDataset, ComVEItem, ComVESplit, Explanation, Reason, ReasonOrigin, Schema
 
 #: A data-set row a campaign works on (the gold answer is read from one).
-DataItem = Schema | Reason | ComVEItem
+DataItem = Schema | Reason | ComVEItem | Explanation
 #: Values to write on one row: (the row, {field: new value}).
 Update = tuple[models.Model, dict[str, Any]]
 
@@ -794,6 +794,76 @@ class ComVERewriteTask(TaskType):
         return AggregateFinish()
 
 
+def explanation_statement(comve: ComVEItem) -> str:
+    """The statement a subtask-C explanation explains: C's own FalseSent where its file has
+    one, else subtask B's."""
+    return comve.false_statement_c or comve.false_statement
+
+
+class ExplanationPlausibilityTask(TaskType):
+    """A model's explanation of a ComVE statement against common sense (subtask C), judged
+    plausible or not (issue 13). Plausible when more than half of the K votes say so
+    (``aggregation_rules.explanation_plausible``); the run's human score is the share of its
+    explanations judged plausible (``evaluation.metrics.human``)."""
+
+    name = Task.EXPLANATION_PLAUSIBILITY
+    item_relations = ("explanation__comve_item",)
+    plausible_answer = None
+    answers_are_knowledge_types = False
+
+    def present(self, item: CampaignItem) -> dict[str, Any]:
+        explanation = item.explanation
+        if explanation is None:
+            return {}
+        return {"statement": explanation_statement(explanation.comve_item), "explanation": explanation.text}
+
+    def gold_answer(self, obj: DataItem) -> str:
+        return ""  # a model's explanation has no known answer
+
+    def selectable(self, items: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        return items.exclude(text="")
+
+    def payload_text(self, payload: Any) -> str:
+        return ""
+
+    def adjudication_decisions(self) -> tuple[str, ...]:
+        return self.spec.choice_values
+
+    def context(self, item: CampaignItem) -> list[ContextLine]:
+        explanation = item.explanation
+        if explanation is None:
+            return []
+        return [
+            ContextLine("Statement against common sense", explanation_statement(explanation.comve_item)),
+            ContextLine(
+                f"Explanation by {explanation.model_name} (run #{explanation.run_id})", explanation.text
+            ),
+            *[
+                ContextLine(f"Reference {n}", ref)
+                for n, ref in enumerate(explanation.comve_item.references, 1)
+            ],
+        ]
+
+    def vote_label(self, key: str) -> str:
+        return self.spec.label_of(key)
+
+    def aggregate_item(
+        self, *, campaign: Campaign, item: CampaignItem, votes: Sequence[Judgment], decision: str | None
+    ) -> ItemAggregate:
+        answers = [j.answer for j in votes]
+        plausible = rules.explanation_plausible(answers)
+        label = decision or ("plausible" if plausible else "implausible")
+        return ItemAggregate(
+            record={"plausible_votes": answers.count("plausible"), "label": label},
+            label=label,
+        )
+
+    def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
+        judged = len(aggregated)
+        plausible = sum(1 for done in aggregated if done.result.label == "plausible")
+        return AggregateFinish(extra={"judged": judged, "plausible": plausible})
+
+
 TASK_TYPES: dict[str, TaskType] = {
     t.name: t
     for t in (
@@ -805,6 +875,7 @@ TASK_TYPES: dict[str, TaskType] = {
         ComVEWritingTask(),
         ComVECheckTask(),
         ComVERewriteTask(),
+        ExplanationPlausibilityTask(),
     )
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.errors import WinnowError
 
-ITEM_KINDS = ("schemas", "reasons", "comve", "slots")
+ITEM_KINDS = ("schemas", "reasons", "comve", "slots", "explanations")
 KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
 
 
@@ -82,6 +82,10 @@ YES_NO = {
         Choice("plausible", "Plausible", "y"),
         Choice("implausible", "Not plausible", "n"),
     ),
+    "explanation_plausibility": (
+        Choice("plausible", "Plausible", "y"),
+        Choice("implausible", "Not plausible", "n"),
+    ),
 }
 
 INSTRUCTIONS = {
@@ -125,6 +129,12 @@ Worked example
 
 Worked example
 - Item: "He drank milk." / "He drank a stone." (against sense: 2), testees answered statement 1 twice because "milk" read as spoiled. Rewrite statement 1 as "He drank a glass of fresh milk.\"""",
+    "explanation_plausibility": """You see a statement that is against common sense and an explanation a language model wrote of why it is. Is the explanation plausible: does it correctly say why the statement is against common sense? Judge what it says, not its grammar or style.
+
+Worked examples
+- Statement "He put an elephant into the fridge." Explanation "an elephant is much bigger than a fridge." -> plausible.
+- Same statement, explanation "elephants are usually gray." -> not plausible (true, but it does not explain anything).
+- Same statement, explanation "he put an elephant into the fridge." -> not plausible (it repeats the statement).""",
     "comve_check": """You see two statements and three reasons. Choose the statement that is against common sense, then the reason that best explains why.
 
 Worked example
@@ -203,6 +213,18 @@ TASKS: dict[str, TaskSpec] = {
         instructions=INSTRUCTIONS["comve_rewrite"],
     ),
 }
+
+# Added after the seven tasks of DESIGN section 5 (issue 13): people judge the explanations
+# an evaluation run generated for ComVE subtask C, as the task proposal's testees judged
+# subtask 3's answers ("if one answer is considered unsuitable by more than half testees").
+TASKS["explanation_plausibility"] = TaskSpec(
+    "explanation_plausibility",
+    "Explanation plausibility",
+    ("explanations",),
+    3,
+    YES_NO["explanation_plausibility"],
+    instructions=INSTRUCTIONS["explanation_plausibility"],
+)
 
 COMVE_WRITING_FIELDS = ("statement_0", "statement_1", "option_a", "option_b", "option_c")
 

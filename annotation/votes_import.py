@@ -64,7 +64,10 @@ ANNOTATOR_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,60}$")
 # The kind of item reference (see _REF) each task with categorical answers takes.
 _REF_KIND = {"schemas": "schema", "reasons": "reason", "comve": "comve"}
 ITEM_KIND_OF_TASK: dict[str, str] = {
-    name: _REF_KIND[spec.item_kinds[0]] for name, spec in TASKS.items() if not spec.free_text
+    name: _REF_KIND[spec.item_kinds[0]]
+    for name, spec in TASKS.items()
+    # a model's explanations have no published votes to import
+    if not spec.free_text and spec.item_kinds[0] in _REF_KIND
 }
 
 

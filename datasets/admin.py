@@ -18,7 +18,16 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from datasets.models import ComVEItem, ImportBatch, KnowledgeType, Label, LabelSource, Reason, Schema
+from datasets.models import (
+    ComVEItem,
+    Explanation,
+    ImportBatch,
+    KnowledgeType,
+    Label,
+    LabelSource,
+    Reason,
+    Schema,
+)
 
 
 def _short(text: str, n: int = 80) -> str:
@@ -224,3 +233,12 @@ class LabelAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(Explanation)
+class ExplanationAdmin(admin.ModelAdmin):
+    """A model's ComVE explanations, stored to be judged (evaluation's generation jobs)."""
+
+    list_display = ("id", "run_id", "model_name", "comve_item", "text")
+    list_filter = ("model_name",)
+    raw_id_fields = ("comve_item",)

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from evaluation.models import EvaluationRun
+from evaluation.models import EvaluationRun, GenerationJob
 
 
 @admin.register(EvaluationRun)
@@ -20,3 +20,11 @@ class EvaluationRunAdmin(admin.ModelAdmin):
         "heartbeat_at",
         "lease_owner",
     )
+
+
+@admin.register(GenerationJob)
+class GenerationJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "collection", "run", "model_name", "status", "stored", "created_at")
+    list_filter = ("kind", "status")
+    raw_id_fields = ("run", "import_batch", "campaign")
+    readonly_fields = ("settings", "attempts", "job_events", "heartbeat_at", "lease_owner")

@@ -13,13 +13,15 @@ class EvaluationConfig(AppConfig):
         from core.jobs import job_kind_register
         from evaluation import model_cache
         from evaluation.cloze.services import CLOZE_RUN_JOB
+        from evaluation.generation_jobs.services import GENERATION_JOB
         from evaluation.services import EVALUATION_RUN_JOB
-        from evaluation.tasks import evaluation_run_enqueue
+        from evaluation.tasks import evaluation_run_enqueue, generation_job_enqueue
 
         # the sweep (core.jobs) queues a run whose worker was lost again; a cloze run,
         # started by a command, is marked failed
         job_kind_register(replace(EVALUATION_RUN_JOB, requeue=lambda pk: evaluation_run_enqueue(run_id=pk)))
         job_kind_register(CLOZE_RUN_JOB)
+        job_kind_register(replace(GENERATION_JOB, requeue=lambda pk: generation_job_enqueue(job_id=pk)))
         model_cache.configure(
             budget_mb=settings.WINNOW_MODEL_CACHE_MB, convert_dir=settings.WINNOW_MODEL_CACHE_DIR
         )

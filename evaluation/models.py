@@ -185,3 +185,91 @@ class ClozeRun(JobLease):
     def model_label(self) -> str:
         """The registry name of a web run; the file or folder name of a command-line run."""
         return self.model_name or Path(self.model_path).name
+
+
+# --- Generation jobs ---
+# A causal model's text as a job on the models queue (issue 13): candidate reasons for
+# Winograd questions, or a finished run's ComVE explanations put before people.
+
+from annotation.models import Campaign as _Campaign  # noqa: E402
+from datasets.models import ImportBatch as _ImportBatch  # noqa: E402
+
+
+class GenerationKind(_models.TextChoices):
+    REASONS = "reasons", "candidate reasons (WinoWhy)"
+    EXPLANATIONS = "explanations", "a run's explanations to judge (ComVE subtask C)"
+
+
+class GenerationStatus(_models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class GenerationJob(JobLease):
+    """One generation job: what was asked (settings, model), how far it got (progress, in
+    questions or explanations), what came out (counts) and what it made (the import batch
+    of the reasons, or the plausibility campaign of the explanations)."""
+
+    kind = _models.CharField(max_length=20, choices=GenerationKind.choices)
+    status = _models.CharField(
+        max_length=10, choices=GenerationStatus.choices, default=GenerationStatus.QUEUED, db_index=True
+    )
+    collection = _models.CharField(max_length=50, blank=True, help_text="The schemas' collection (reasons)")
+    run = _models.ForeignKey(
+        EvaluationRun,
+        null=True,
+        blank=True,
+        on_delete=_models.SET_NULL,
+        related_name="generation_jobs",
+        help_text="The run whose explanations are judged (explanations)",
+    )
+    model_name = _models.CharField(max_length=200, blank=True, help_text="The model's registry name")
+    model_sha256 = _models.CharField(max_length=64, blank=True)
+    settings = _models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="k, beams, max new tokens, seed, decoding, prompt; K of a campaign",
+    )
+    progress_done = _models.PositiveIntegerField(default=0)
+    progress_total = _models.PositiveIntegerField(default=0)
+    outputs = _models.PositiveIntegerField(default=0, help_text="Texts the model returned")
+    empty = _models.PositiveIntegerField(default=0, help_text="Outputs with no word left after tidying")
+    duplicates = _models.PositiveIntegerField(
+        default=0, help_text="Outputs repeating another or a stored reason"
+    )
+    stored = _models.PositiveIntegerField(default=0, help_text="Reasons (or campaign items) stored")
+    import_batch = _models.ForeignKey(
+        _ImportBatch, null=True, blank=True, on_delete=_models.SET_NULL, related_name="+"
+    )
+    campaign = _models.ForeignKey(
+        _Campaign, null=True, blank=True, on_delete=_models.SET_NULL, related_name="+"
+    )
+    error = _models.TextField(blank=True)
+    created_by = _models.ForeignKey(
+        _settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=_models.SET_NULL, related_name="+"
+    )
+    created_at = _models.DateTimeField(auto_now_add=True)
+    started_at = _models.DateTimeField(null=True, blank=True)
+    finished_at = _models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"generation #{self.pk} ({self.kind})"
+
+    @property
+    def progress_unit(self) -> str:
+        return "questions" if self.kind == GenerationKind.REASONS else "explanations"
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == GenerationStatus.DONE else 0
+        return min(100, round(100 * self.progress_done / self.progress_total))
+
+    @property
+    def active(self) -> bool:
+        return self.status in (GenerationStatus.QUEUED, GenerationStatus.RUNNING)

@@ -5,14 +5,17 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
+from annotation.models import CampaignItem, Task
 from core.errors import NotFound
-from core.roles import Actor
+from core.roles import Actor, user_is_curator
+from datasets.models import Explanation
 from evaluation import analysis
 from evaluation.analysis import items as item_analysis
-from evaluation.models import EvaluationRun, RunStatus
+from evaluation.metrics.human import HumanScore, human_score
+from evaluation.models import EvaluationRun, GenerationJob, RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.registry import RegistryModel, Skipped, registry_scan
 from releases.models import Release, ReleaseStatus
@@ -87,7 +90,59 @@ def leaderboard(*, user: Actor, release_name: str, release_version: str) -> pd.D
     ).exists()
     if not published and not runs.exists():
         raise NotFound(f"no leaderboard for {release_name}@{release_version}: no such published release")
-    return analysis.leaderboard([_results(r) for r in runs])
+    board = analysis.leaderboard([_results(r) for r in runs])
+    if not board.empty and (board["dataset"] == "comve").any():
+        scores = explanation_human_scores(run_ids=[int(r) for r in board["run"]])
+        for column in HumanScore(0, 0, 0, None, None, None).as_dict():
+            values = [scores[int(r)].as_dict()[column] if int(r) in scores else None for r in board["run"]]
+            # counts stay whole numbers beside a run without explanations (8, not 8.0)
+            dtype = "Float64" if column in ("human_score", "human_low", "human_high") else "Int64"
+            board[column] = pd.array(values, dtype=dtype)
+    return board
+
+
+def explanation_human_scores(*, run_ids: list[int]) -> dict[int, HumanScore]:
+    """The human score of each run's ComVE explanations (runs with stored explanations
+    only): of the explanations judged in an ``explanation_plausibility`` campaign (their
+    item has its K votes and an aggregate), the share judged plausible, with its Wilson 95%
+    interval. An explanation in several campaigns counts once, by its latest campaign."""
+    totals = dict(
+        Explanation.objects.filter(run_id__in=run_ids)
+        .values("run_id")
+        .annotate(n=Count("pk"))
+        .values_list("run_id", "n")
+    )
+    labels: dict[int, tuple[int, str]] = {}
+    judged = (
+        CampaignItem.objects.filter(
+            explanation__run_id__in=run_ids, campaign__task=Task.EXPLANATION_PLAUSIBILITY, is_gold=False
+        )
+        .exclude(aggregate={})
+        .order_by("campaign_id", "pk")
+        .values_list("explanation_id", "explanation__run_id", "aggregate")
+    )
+    for explanation_id, run_id, aggregate in judged:
+        label = (aggregate or {}).get("label")
+        if label:
+            labels[explanation_id] = (run_id, label)  # a later campaign's label wins
+    out: dict[int, HumanScore] = {}
+    for run_id, total in totals.items():
+        mine = [label for rid, label in labels.values() if rid == run_id]
+        out[run_id] = human_score(sum(1 for x in mine if x == "plausible"), len(mine), total)
+    return out
+
+
+def generation_job_list(*, user: Actor) -> QuerySet[GenerationJob]:
+    if not user_is_curator(user):
+        return GenerationJob.objects.none()
+    return GenerationJob.objects.select_related("run", "campaign", "import_batch", "created_by")
+
+
+def generation_job_get(*, user: Actor, job_id: int) -> GenerationJob:
+    job = generation_job_list(user=user).filter(pk=job_id).first()
+    if job is None:
+        raise Http404("no such generation job")
+    return job
 
 
 def run_frame(*, run: EvaluationRun) -> pd.DataFrame:

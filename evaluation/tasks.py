@@ -8,7 +8,20 @@ from celery import shared_task
 
 from core.jobs import job_enqueue, job_take
 from evaluation.cloze.services import CLOZE_RUN_JOB, cloze_run_queued
-from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
+from evaluation.generation_jobs.services import (
+    GENERATION_JOB,
+    GenerationError,
+    generation_claim_fields,
+    generation_job_run,
+)
+from evaluation.models import (
+    ClozeRun,
+    ClozeRunStatus,
+    EvaluationRun,
+    GenerationJob,
+    GenerationStatus,
+    RunStatus,
+)
 from evaluation.services import (
     EVALUATION_RUN_JOB,
     EvaluationError,
@@ -62,3 +75,33 @@ def cloze_run_enqueue(*, run_id: int) -> bool:
     """Send a cloze run the web queued to a worker; a broker that cannot take it fails the
     run with a message that names the broker."""
     return job_enqueue(CLOZE_RUN_JOB, run_id, lambda: cloze_run_task.delay(run_id=run_id))
+
+
+@shared_task(name="evaluation.tasks.generation_job_task", acks_late=True, reject_on_worker_lost=True)
+def generation_job_task(*, job_id: int) -> str:
+    """Do a queued generation job (reasons or explanations). Safe to run twice: a job done
+    or failed is left alone, one running on a live worker too."""
+    owner = job_take(
+        GENERATION_JOB,
+        job_id,
+        claimable=(GenerationStatus.QUEUED,),
+        finished=(GenerationStatus.DONE, GenerationStatus.FAILED),
+        **generation_claim_fields(),
+    )
+    job = GenerationJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return "gone"
+    if owner is None:
+        return str(job.status)
+    try:
+        job = generation_job_run(job=job, owner=owner)
+    except GenerationError:
+        pass  # the job's row holds the failure and its message
+    job.refresh_from_db()
+    return str(job.status)
+
+
+def generation_job_enqueue(*, job_id: int) -> bool:
+    """Send a generation job to a worker; a broker that cannot take it fails the job with a
+    message naming the broker."""
+    return job_enqueue(GENERATION_JOB, job_id, lambda: generation_job_task.delay(job_id=job_id))

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from evaluation import views
+from evaluation.generation_jobs import views as generation_views
 
 app_name = "evaluation"
 
@@ -17,4 +18,6 @@ urlpatterns = [
         views.leaderboard_export,
         name="leaderboard-table",
     ),
+    path("generation/", generation_views.generation_create, name="generation-create"),
+    path("generation/<int:job_id>/", generation_views.generation_detail, name="generation-detail"),
 ]

@@ -18,13 +18,16 @@ from django.shortcuts import redirect, render
 from core.charts import BarChart, bar_chart
 from core.downloads import FORMATS, table_download
 from core.errors import NotFound
+from core.roles import user_is_curator
 from core.tables import cell, frame_records
 from core.uploads import refused_uploads
 from core.web import enqueue_after_commit
 from evaluation import selectors
 from evaluation.analysis.items import DEFAULT_FILTER, FILTERS, ITEM_COMPARISON_COLUMNS, rounded
 from evaluation.forms import RunStartForm
-from evaluation.models import EvaluationRun, RunStatus
+from evaluation.generation_jobs.forms import ExplanationsStartForm
+from evaluation.generation_jobs.services import run_explanations_judgeable
+from evaluation.models import EvaluationRun, GenerationStatus, RunStatus
 from evaluation.permissions import user_can_evaluate
 from evaluation.services import EvaluationError, evaluation_run_start
 from evaluation.tasks import evaluation_run_enqueue
@@ -127,7 +130,24 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                 if k in by_key
             ]
             context["bleu"] = by_key.get("c")
+        if run.dataset == "comve":
+            context.update(_explanations_context(request, run))
     return render(request, "evaluation/run_detail.html", context)
+
+
+def _explanations_context(request: HttpRequest, run: EvaluationRun) -> dict[str, Any]:
+    """The human score of a ComVE run's explanations, the jobs that put them before people,
+    and (for a curator, while none is under way) the form that starts one."""
+    jobs = list(run.generation_jobs.select_related("campaign").order_by("-created_at"))
+    live = any(job.status != GenerationStatus.FAILED for job in jobs)
+    judgeable = run_explanations_judgeable(run)
+    return {
+        "human": selectors.explanation_human_scores(run_ids=[run.pk]).get(run.pk),
+        "explanation_jobs": jobs,
+        "explanations_form": ExplanationsStartForm(initial={"run": run.pk})
+        if judgeable and not live and user_is_curator(request.user)
+        else None,
+    }
 
 
 @evaluator_required
@@ -238,6 +258,8 @@ def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
         "rows": frame_records(board),
         "charts": _leaderboard_charts(board),
         "formats": FORMATS,
+        # ComVE runs: the human score of their explanations ("—" where none is judged)
+        "human_column": "human_score" in board.columns,
     }
     return render(request, "evaluation/leaderboard.html", context)
 

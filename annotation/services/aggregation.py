@@ -185,7 +185,7 @@ def campaign_aggregate(*, campaign: Campaign, dry_run: bool = False) -> Aggregat
     with transaction.atomic():
         items = list(
             CampaignItem.objects.filter(campaign=campaign, is_gold=False)
-            .select_related("schema", "reason", "reason__schema", "comve_item")
+            .select_related("schema", "reason", "reason__schema", "comve_item", "explanation__comve_item")
             .order_by("pk")
         )
         votes: dict[int, list[Judgment]] = defaultdict(list)

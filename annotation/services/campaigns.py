@@ -15,7 +15,7 @@ from annotation.models import Campaign, CampaignAnnotator, CampaignItem, Campaig
 from annotation.task_types import DataItem, task_type
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from core.roles import Actor, signed_in
-from datasets.models import ComVEItem, Reason, Schema
+from datasets.models import ComVEItem, Explanation, Reason, Schema
 
 ITEM_FILTERS: dict[str, dict[str, str]] = {
     # field name accepted in --filter -> kind of value
@@ -46,14 +46,19 @@ ITEM_FILTERS: dict[str, dict[str, str]] = {
         "needs_rewrite": "bool",
         "import_batch": "int",
     },
+    "explanations": {
+        "run_id": "int",
+        "model_name": "str",
+    },
 }
 
-ITEM_MODELS: dict[str, type[Schema] | type[Reason] | type[ComVEItem]] = {
+ITEM_MODELS: dict[str, type[Schema] | type[Reason] | type[ComVEItem] | type[Explanation]] = {
     "schemas": Schema,
     "reasons": Reason,
     "comve": ComVEItem,
+    "explanations": Explanation,
 }
-ITEM_FIELD = {"schemas": "schema", "reasons": "reason", "comve": "comve_item"}
+ITEM_FIELD = {"schemas": "schema", "reasons": "reason", "comve": "comve_item", "explanations": "explanation"}
 
 
 def _filter_value(kind: str, field_name: str, raw: Any) -> Any:

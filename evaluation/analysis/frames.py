@@ -319,22 +319,31 @@ def _winowhy_run(predictions: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     return _attach_items(frame, items, ["knowledge_types", "n_knowledge_types", "type_count"], ["id"])
 
 
+def _same_answer(chosen: pd.Series, gold: pd.Series) -> pd.Series:
+    """Whether each chosen answer is the gold one; NA where none was chosen. Element by
+    element: subtask C's rows carry a list of references as their gold, which pandas'
+    vectorised string comparison refuses."""
+    return pd.Series(
+        [pd.NA if pd.isna(c) else c == g for c, g in zip(chosen, gold, strict=True)],
+        index=chosen.index,
+        dtype="boolean",
+    )
+
+
 def _comve_run(predictions: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     frame = predictions.rename(columns={"variant": "subtask"}).reset_index(drop=True)
     columns = ["subtask", "id", "prediction", "gold", "correct"]
     if "prediction_norm" in frame:
         columns.append("prediction_norm")
         norm = frame["prediction_norm"]
-        frame["correct_norm"] = norm.eq(frame["gold"]).astype("boolean")
-        frame.loc[norm.isna(), "correct_norm"] = pd.NA
+        frame["correct_norm"] = _same_answer(norm, frame["gold"])
         columns.append("correct_norm")
     if "prediction_by_rule" in frame:
         # each named rule's answer (evaluation.metrics.comve.COMVE_RULES), right or not
         by_rule = frame["prediction_by_rule"].map(lambda d: d if isinstance(d, dict) else {})
         for name in sorted({name for d in by_rule for name in d}):
             chosen = by_rule.map(lambda d, name=name: d.get(name))
-            frame[f"correct_rule_{name}"] = chosen.eq(frame["gold"]).astype("boolean")
-            frame.loc[chosen.isna(), f"correct_rule_{name}"] = pd.NA
+            frame[f"correct_rule_{name}"] = _same_answer(chosen, frame["gold"])
             columns.append(f"correct_rule_{name}")
     frame = frame[columns]
     frame = frame.astype({"subtask": "str", "correct": "boolean"})

@@ -149,8 +149,10 @@ def test_annotation_demo_creates_one_campaign_per_task_once(capsys):
     ReasonFactory.create(schema=schema, label="positive")
     ComVEItemFactory.create(dataset="demo")
     call_command("annotation_demo")
-    assert Campaign.objects.count() == len(TASKS) == 8
-    assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS)
+    assert Campaign.objects.count() == 8
+    # the tasks of DESIGN section 5 and the rewrite; a plausibility campaign of a model's
+    # explanations is made from an evaluation run (a generation job), not by the demo
+    assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS) - {"explanation_plausibility"}
     call_command("annotation_demo")
     assert Campaign.objects.count() == 8
     assert "demo-plausibility: exists" in capsys.readouterr().out

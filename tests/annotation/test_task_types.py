@@ -8,7 +8,7 @@ import pytest
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.task_types import TASK_TYPES, AggregatedItem, TaskType, task_type
 from annotation.tasks_registry import TASKS, AnswerError
-from datasets.models import ComVEItem, KnowledgeType, Reason
+from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
@@ -89,9 +89,12 @@ def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]
     with the task's ``item_relations`` joined."""
     reason = ReasonFactory.create()
     comve = ComVEItemFactory.create()
+    explanation = Explanation.objects.create(
+        comve_item=comve, text="an elephant is bigger than a fridge.", run_id=7, model_name="tiny"
+    )
     campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
     item = CampaignItem.objects.create(
-        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve
+        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve, explanation=explanation
     )
     definition = task_type(name)
     return definition, CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk), reason
@@ -123,6 +126,10 @@ def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, d
     elif name == "comve_check":
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
         assert shown["Answer"].text == "statement 2 is against common sense"
+    elif name == "explanation_plausibility":
+        assert shown["Statement against common sense"].text == "He put an elephant into the fridge."
+        assert shown["Explanation by tiny (run #7)"].text == "an elephant is bigger than a fridge."
+        assert "Reference 1" in shown
     else:  # a Winograd question: sentence with the pronoun marked, candidates, the answer
         sentence = shown["Sentence"]
         assert (sentence.before, sentence.marked, sentence.text) == (
@@ -142,6 +149,7 @@ def test_votes_and_decisions_read_in_words():
     assert task_type("reason_plausibility").vote_label("implausible") == "Not plausible"
     assert task_type("switchability").vote_label("not_switchable") == "Not switchable"
     assert task_type("knowledge_type").vote_label("Spatial") == "Spatial"
+    assert task_type("explanation_plausibility").vote_label("implausible") == "Not plausible"
     assert task_type("reason_writing").vote_label("written") == "Written reason"
     assert task_type("switchability").decision_label("not switchable") == "Not switchable"
     assert task_type("reason_plausibility").decision_label("acceptable") == "Acceptable"

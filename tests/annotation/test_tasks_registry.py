@@ -14,6 +14,8 @@ PAPER_K = {
     "comve_writing": 1,
     "comve_check": 3,
     "comve_rewrite": 1,  # one writer rewrites an item (ComVE 3.1 names no number)
+    # the task proposal (paper 003, "Quality Control"): "at least three testees"
+    "explanation_plausibility": 3,
 }
 
 
