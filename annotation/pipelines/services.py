@@ -247,10 +247,6 @@ def _describe(item: CampaignItem) -> str:
     return "an empty writing slot"
 
 
-class _Rollback(Exception):
-    pass
-
-
 def pipeline_advance_preview(*, pipeline: Pipeline, rows: int = 5) -> AdvancePreview:
     """What advancing the current stage would give, computed by doing it in a transaction
     that is rolled back (so the preview and the advance are one code)."""
@@ -259,59 +255,56 @@ def pipeline_advance_preview(*, pipeline: Pipeline, rows: int = 5) -> AdvancePre
         raise PipelineError(f"{pipeline.name} is done: no stage to advance")
     progress = stage_progress(stage)
     preview = AdvancePreview(stage=stage, progress=progress, outcome={})
-    try:
-        with transaction.atomic():
-            # a copy: the caller's pipeline must not take the rolled-back status
-            pipeline = Pipeline.objects.get(pk=pipeline.pk)
-            _advance(pipeline, stage.position, force=True, curator=None)
-            defn = definition(pipeline.kind)
-            after = list(
-                PipelineStage.objects.filter(pipeline=pipeline, position__gte=stage.position)
-                .select_related("campaign")
-                .order_by("position")
-            )
-            preview.outcome = dict(after[0].outcome)
-            for later in after[1:]:
-                if later.started_at is None:
-                    break
-                kind = defn.stage(later.key)
-                ctx = Context.of(pipeline)
-                if later.campaign is not None:
-                    items = list(
-                        CampaignItem.objects.filter(campaign=later.campaign)
-                        .select_related("reason__schema", "schema", "comve_item")
-                        .order_by("pk")[:rows]
+    with transaction.atomic():
+        # a copy: the caller's pipeline must not take the rolled-back status
+        pipeline = Pipeline.objects.get(pk=pipeline.pk)
+        _advance(pipeline, stage.position, force=True, curator=None)
+        defn = definition(pipeline.kind)
+        after = list(
+            PipelineStage.objects.filter(pipeline=pipeline, position__gte=stage.position)
+            .select_related("campaign")
+            .order_by("position")
+        )
+        preview.outcome = dict(after[0].outcome)
+        for later in after[1:]:
+            if later.started_at is None:
+                break
+            kind = defn.stage(later.key)
+            ctx = Context.of(pipeline)
+            if later.campaign is not None:
+                items = list(
+                    CampaignItem.objects.filter(campaign=later.campaign)
+                    .select_related("reason__schema", "schema", "comve_item")
+                    .order_by("pk")[:rows]
+                )
+                sel = kind.select(ctx)
+                preview.next.append(
+                    StagePreview(
+                        key=kind.key,
+                        title=kind.title,
+                        task=kind.task,
+                        k=later.campaign.judgments_per_item,
+                        counts=sel.counts,
+                        rows=[_describe(i) for i in items],
+                        note=sel.note,
                     )
-                    sel = kind.select(ctx)
-                    preview.next.append(
-                        StagePreview(
-                            key=kind.key,
-                            title=kind.title,
-                            task=kind.task,
-                            k=later.campaign.judgments_per_item,
-                            counts=sel.counts,
-                            rows=[_describe(i) for i in items],
-                            note=sel.note,
-                        )
+                )
+            else:
+                sel = kind.select(ctx)
+                preview.next.append(
+                    StagePreview(
+                        key=kind.key,
+                        title=kind.title,
+                        task=None,
+                        k=None,
+                        counts=[(str(a), int(b)) for a, b in (later.outcome.get("counts") or sel.counts)],
+                        rows=list(later.outcome.get("lines") or [])[:rows],
+                        note=sel.note,
+                        skipped=str(later.outcome.get("skipped", "")),
                     )
-                else:
-                    sel = kind.select(ctx)
-                    preview.next.append(
-                        StagePreview(
-                            key=kind.key,
-                            title=kind.title,
-                            task=None,
-                            k=None,
-                            counts=[(str(a), int(b)) for a, b in (later.outcome.get("counts") or sel.counts)],
-                            rows=list(later.outcome.get("lines") or [])[:rows],
-                            note=sel.note,
-                            skipped=str(later.outcome.get("skipped", "")),
-                        )
-                    )
-            preview.finishes = Pipeline.objects.get(pk=pipeline.pk).status == PipelineStatus.DONE
-            raise _Rollback
-    except _Rollback:
-        pass
+                )
+        preview.finishes = Pipeline.objects.get(pk=pipeline.pk).status == PipelineStatus.DONE
+        transaction.set_rollback(True)  # a preview: nothing is kept
     return preview
 
 

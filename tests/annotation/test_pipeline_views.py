@@ -128,7 +128,7 @@ def test_the_rewrite_page_shows_the_item_and_the_testees_answers_and_takes_the_n
     assignment = Assignment.objects.get(annotator=people[0], campaign_item__campaign__name="c-rewrite")
     fields = dict(_comve_answer(0)["payload"])
     fields["statement_0"] = "He put a cold turkey into the fridge."
-    response = client.post(url, {"assignment": str(assignment.pk), **fields})
+    response = client.post(url, {"assignment": str(assignment.pk), **fields}, follow=True)
     assert response.status_code == 200 and "Nothing left for you" in response.content.decode()
     client.force_login(curator)
     client.post(reverse("annotation:pipeline-advance", args=["c"]), {"stage": "2"})
