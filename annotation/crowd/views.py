@@ -4,6 +4,7 @@ the completion code; and the curator's page of a campaign's study links."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -62,15 +63,18 @@ def _refused(
 
 
 def _completion(participant: Participant) -> dict[str, object]:
-    """How a finished participant goes back to their platform."""
+    """How a participant whose part is over goes back to their platform: the completion
+    code, or the return code of a participant who did not pass the screening."""
     link = participant.link
     ids = participant.platform_ids or {}
+    screened_out = participant.state == ParticipantState.SCREENED_OUT
+    code = link.return_code if screened_out else link.completion_code
+    prolific = link.platform == Platform.PROLIFIC and bool(code)
     return {
-        "code": link.completion_code,
+        "code": code,
+        "screened_out": screened_out,
         "platform": platform_spec(link.platform),
-        "prolific_url": prolific_completion_url(link.completion_code)
-        if link.platform == Platform.PROLIFIC
-        else "",
+        "prolific_url": prolific_completion_url(code) if prolific else "",
         "mturk_url": mturk_submit_url(ids.get("turkSubmitTo", "")) if link.platform == Platform.MTURK else "",
         "assignment_id": ids.get("assignmentId", ""),
     }
@@ -107,7 +111,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
 def _next(participant: Participant, token: str) -> HttpResponse:
     if participant.state == ParticipantState.CONSENT:
         return redirect("crowd:consent", token=token)
-    if participant.state == ParticipantState.DONE:
+    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         return redirect("crowd:done", token=token)
     return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
 
@@ -161,7 +165,7 @@ def study_done(request: HttpRequest, token: str) -> HttpResponse:
     participant = participant_of(request.user)
     if participant is None:
         raise Forbidden("open the study from your platform's link: this page belongs to its participants")
-    if participant.state != ParticipantState.DONE:
+    if participant.state not in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         return _next(participant, token)
     return render(
         request, "annotation/study_done.html", {"participant": participant, **_completion(participant)}
@@ -191,6 +195,60 @@ class StudyLinkForm(forms.Form):
         label="Completion code",
         help_text="The code the platform expects at the end (Prolific's study settings); empty: one is made.",
     )
+    return_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Return code",
+        help_text="Given to who does not pass the screening (Prolific: a 'screened out' completion code).",
+    )
+    screening_items = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Screening items",
+        help_text="Gold items answered first (0: no screening).",
+    )
+    pass_mark = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0.8,
+        label="Pass mark",
+        help_text="Share of screening items right.",
+    )
+    batch_size = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Batch size",
+        help_text="Items before the completion code (0: all there are).",
+    )
+    min_seconds = forms.FloatField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Flag answers faster than (seconds)",
+        help_text="0: flag none.",
+    )
+    gold_pause_below = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0,
+        label="Pause below gold accuracy",
+        help_text="Gold items come at the campaign's gold rate; 0: never pause.",
+    )
+    gold_pause_after = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=3,
+        label="after gold answers",
+        help_text="Gold answers seen before pausing applies.",
+    )
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
 
 
 @login_required
@@ -213,11 +271,18 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
                     consent=form.cleaned_data["consent"],
                     expires_at=expires,
                     completion_code=form.cleaned_data["completion_code"],
+                    return_code=form.cleaned_data["return_code"],
+                    screening_items=_or(form.cleaned_data["screening_items"], 0),
+                    pass_mark=_or(form.cleaned_data["pass_mark"], 0.8),
+                    batch_size=_or(form.cleaned_data["batch_size"], 0),
+                    min_seconds=_or(form.cleaned_data["min_seconds"], 0.0),
+                    gold_pause_below=_or(form.cleaned_data["gold_pause_below"], 0.0),
+                    gold_pause_after=_or(form.cleaned_data["gold_pause_after"], 3),
                     user=request.user,
                 )
             except AnnotationError as error:
                 field, _, message = error.message.partition(": ")
-                target = {"expires": "expires_at", "completion code": "completion_code"}.get(field, field)
+                target = field.replace(" ", "_").replace("expires", "expires_at")
                 form.add_error(target if target in form.fields else None, message or error.message)
             else:
                 messages.success(
