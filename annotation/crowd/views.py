@@ -3,6 +3,8 @@ the completion code; and the curator's page of a campaign's study links."""
 
 from __future__ import annotations
 
+import csv
+import io
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,12 +12,13 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
+from annotation.crowd import selectors as crowd_selectors
 from annotation.crowd.platforms import (
     PLATFORMS,
     StudyEntryError,
@@ -28,6 +31,7 @@ from annotation.crowd.services import (
     StudyLinkReplayed,
     entry_allowed,
     participant_consent,
+    participant_decide,
     participant_enter,
     participant_finish,
     participant_of,
@@ -37,7 +41,8 @@ from annotation.crowd.services import (
     study_link_path,
 )
 from annotation.errors import AnnotationError
-from annotation.models import Participant, ParticipantState, Platform, StudyLink
+from annotation.exports import csv_safe
+from annotation.models import Participant, ParticipantState, PaymentDecision, Platform, StudyLink
 from annotation.permissions import user_can_curate
 from core.auth import client_address
 from core.errors import Forbidden
@@ -319,3 +324,77 @@ def study_link_close_view(request: HttpRequest, name: str, link_id: int) -> Http
     study_link_close(link=link, user=request.user)
     messages.success(request, f"Study link #{link.pk} closed: no new participants.")
     return redirect("crowd:links", name=campaign.name)
+
+
+class DecisionForm(forms.Form):
+    participant = forms.IntegerField()
+    decision = forms.ChoiceField(choices=PaymentDecision.choices)
+    bonus = forms.DecimalField(required=False, min_value=0, max_value=1000, decimal_places=2)
+    note = forms.CharField(required=False, max_length=500)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_participants(request: HttpRequest, name: str) -> HttpResponse:
+    """The campaign's participants: quality figures, the curator's approve/reject and
+    bonus, and the payment report's downloads."""
+    if not user_can_curate(request.user):
+        raise Forbidden("The participants' page is for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    status = 200
+    if request.method == "POST":
+        form = DecisionForm(request.POST)
+        if form.is_valid():
+            participant = get_object_or_404(
+                Participant, pk=form.cleaned_data["participant"], link__campaign=campaign
+            )
+            try:
+                participant_decide(
+                    participant=participant,
+                    decision=form.cleaned_data["decision"],
+                    bonus=_or(form.cleaned_data["bonus"], 0),
+                    note=form.cleaned_data["note"],
+                    user=request.user,
+                )
+            except AnnotationError as error:
+                messages.error(request, f"{participant.external_id}: {error.message}")
+                status = 400
+            else:
+                messages.success(request, f"{participant.external_id}: {participant.get_decision_display()}.")
+                return redirect("crowd:participants", name=campaign.name)
+        else:
+            messages.error(
+                request,
+                "Decision: "
+                + "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()),
+            )
+            status = 400
+    rows = crowd_selectors.participant_rows(campaign=campaign)
+    context = {
+        "campaign": campaign,
+        "rows": rows,
+        "kinds": crowd_selectors.REPORT_KINDS,
+        "decisions": PaymentDecision.choices,
+    }
+    return render(request, "annotation/study_participants.html", context, status=status)
+
+
+@login_required
+@require_GET
+def study_payment_report(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+    if not user_can_curate(request.user):
+        raise Forbidden("The payment report is for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    if kind not in crowd_selectors.REPORT_KINDS:
+        raise Http404(f"no report {kind!r}: one of {', '.join(crowd_selectors.REPORT_KINDS)}")
+    header, rows = crowd_selectors.payment_report(campaign=campaign, kind=kind)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if header:
+        writer.writerow(header)
+    writer.writerows([[csv_safe(cell) for cell in row] for row in rows])
+    extension = "txt" if kind == "prolific-approve" else "csv"
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.name}-{kind}.{extension}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
