@@ -17,7 +17,7 @@ from tests.datasets.factories import SchemaFactory
 @pytest.fixture
 def campaign(db):
     SchemaFactory.create_batch(4)
-    gold = [SchemaFactory(switchable=True), SchemaFactory(switchable=True), SchemaFactory(switchable=False)]
+    gold = [SchemaFactory.create(switchable=value) for value in (True, True, False)]
     return campaign_create(
         name="sw", task="switchability", items="schemas", k=3, gold_ids=[g.pk for g in gold]
     )
