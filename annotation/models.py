@@ -302,6 +302,23 @@ class StudyLink(models.Model):
     completion_code = models.CharField(
         max_length=40, blank=True, help_text="Given at the end (Prolific, link)"
     )
+    return_code = models.CharField(
+        max_length=40, blank=True, help_text="Given to a participant who does not pass the screening"
+    )
+    screening_items = models.PositiveSmallIntegerField(
+        default=0, help_text="Gold items answered before real work (0: no screening)"
+    )
+    pass_mark = models.FloatField(default=0.8, help_text="Share of screening items to get right (0..1)")
+    batch_size = models.PositiveSmallIntegerField(
+        default=0, help_text="Items a participant answers before the completion code (0: until none is left)"
+    )
+    min_seconds = models.FloatField(default=0.0, help_text="Answers faster than this are flagged (0: none)")
+    gold_pause_below = models.FloatField(
+        default=0.0, help_text="Pause a participant whose gold accuracy falls below this (0: never)"
+    )
+    gold_pause_after = models.PositiveSmallIntegerField(
+        default=3, help_text="Gold answers seen before the pause rule applies"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -317,8 +334,16 @@ class StudyLink(models.Model):
 
 class ParticipantState(models.TextChoices):
     CONSENT = "consent", "reading the consent"
+    SCREENING = "screening", "screening"
     WORKING = "working", "working"
     DONE = "done", "finished"
+    SCREENED_OUT = "screened_out", "did not pass the screening"
+
+
+class PaymentDecision(models.TextChoices):
+    PENDING = "pending", "pending"
+    APPROVE = "approve", "approve"
+    REJECT = "reject", "reject"
 
 
 class Participant(models.Model):
@@ -334,13 +359,28 @@ class Participant(models.Model):
     )
     platform_ids = models.JSONField(default=dict, blank=True, help_text="Study, session, assignment, HIT ids")
     state = models.CharField(
-        max_length=10, choices=ParticipantState.choices, default=ParticipantState.CONSENT
+        max_length=20, choices=ParticipantState.choices, default=ParticipantState.CONSENT
     )
     entries = models.PositiveIntegerField(default=1, help_text="Times the link was followed under this id")
     created_at = models.DateTimeField(auto_now_add=True)
     last_entry_at = models.DateTimeField(auto_now=True)
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    screening_seen = models.PositiveSmallIntegerField(default=0)
+    screening_correct = models.PositiveSmallIntegerField(default=0)
+    answered = models.PositiveIntegerField(default=0, help_text="Real (not gold) items answered")
+    fast_answers = models.PositiveIntegerField(default=0, help_text="Answers faster than the link's minimum")
+    decision = models.CharField(
+        max_length=10, choices=PaymentDecision.choices, default=PaymentDecision.PENDING
+    )
+    bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    decision_note = models.CharField(
+        max_length=500, blank=True, help_text="The reason a platform shows on rejection"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["link_id", "created_at"]

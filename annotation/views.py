@@ -16,10 +16,17 @@ from django_htmx.http import push_url
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
-from annotation.crowd.services import participant_of, study_link_token
+from annotation.crowd import services as crowd
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
-from annotation.models import Assignment, AssignmentStatus, Campaign, CampaignAnnotator, CampaignItem
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignAnnotator,
+    CampaignItem,
+    ParticipantState,
+)
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import task_type
 from annotation.tasks_registry import TASKS, task_spec
@@ -115,10 +122,10 @@ def _annotate_context(
         "next_item": next_item,
         **extra,
     }
-    study = participant_of(request.user)  # a crowd participant finishes with a code
+    study = crowd.participant_of(request.user)  # a crowd participant finishes with a code
     if study is not None:
         context["study"] = study
-        context["study_token"] = study_link_token(study.link)
+        context["study_token"] = crowd.study_link_token(study.link)
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
@@ -180,6 +187,26 @@ def _review_context(request: HttpRequest, campaign: Campaign, judgment: Any, **e
     )
 
 
+def _study_step(request: HttpRequest, campaign: Campaign) -> crowd.StudyStep | None:
+    """A crowd participant's next step where their study decides it (annotation.crowd)."""
+    participant = crowd.participant_of(request.user)
+    if participant is None:
+        return None
+    return crowd.study_next(participant=participant, campaign=campaign)
+
+
+def _study_finished(request: HttpRequest) -> HttpResponse:
+    """The participant's part is over: the page with their completion (or return) code."""
+    participant = crowd.participant_of(request.user)
+    assert participant is not None
+    url = reverse("crowd:done", args=[crowd.study_link_token(participant.link)])
+    if _htmx(request):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
+
+
 def _go_on(request: HttpRequest, campaign: Campaign, *, lease: bool) -> HttpResponse:
     """After an answer, a skip or a change: the next item (leased when ``lease``, else
     the one in hand), as a fragment whose URL htmx pushes, or without JavaScript a
@@ -188,7 +215,13 @@ def _go_on(request: HttpRequest, campaign: Campaign, *, lease: bool) -> HttpResp
     following: Assignment | None = None
     if lease:
         try:
-            following = services.assignment_next(campaign=campaign, annotator=request.user)
+            step = _study_step(request, campaign)
+            if step is not None and step.finished:
+                return _study_finished(request)
+            if step is not None:
+                following = step.assignment
+            else:
+                following = services.assignment_next(campaign=campaign, annotator=request.user)
         except services.AssignmentRefused as exc:
             refused = str(exc)
     else:
@@ -214,6 +247,15 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     it, then asks for the next one. htmx gets the item fragment (and the item's address
     to push); without JavaScript the answer is a redirect to the next item's address."""
     _require(user_can_annotate, request)
+    study = crowd.participant_of(request.user)
+    if study is not None and study.state in (
+        ParticipantState.DONE,
+        ParticipantState.SCREENED_OUT,
+        ParticipantState.CONSENT,
+    ):
+        if study.state == ParticipantState.CONSENT:
+            return redirect("crowd:consent", token=crowd.study_link_token(study.link))
+        return _study_finished(request)
     if request.method != "POST":
         campaign = selectors.campaign_get(user=request.user, name=name)
         item_id = _item_param(request)
@@ -249,6 +291,11 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
             context = _annotate_context(request, campaign, assignment, error=str(exc), posted=request.POST)
             return _render_item(request, context, status=200 if _htmx(request) else 400)
         else:
+            participant = crowd.participant_of(request.user)
+            if participant is not None and result.created:
+                crowd.study_after_answer(
+                    participant=participant, item=assignment.campaign_item, judgment=result.judgment
+                )
             if not result.created and result.judgment.answer != request.POST.get(
                 "answer", result.judgment.answer
             ):

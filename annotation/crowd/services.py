@@ -16,7 +16,8 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from decimal import Decimal, InvalidOperation
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -30,16 +31,24 @@ from django.utils import timezone
 from annotation.crowd.platforms import StudyEntryError, platform_spec
 from annotation.errors import AnnotationError
 from annotation.models import (
+    Assignment,
     Campaign,
+    CampaignAnnotator,
+    CampaignItem,
+    Judgment,
     Participant,
     ParticipantState,
+    PaymentDecision,
     Platform,
     StudyLink,
     StudyLinkStatus,
 )
+from annotation.services.assignment import assignment_gold_next
+from annotation.tasks_registry import task_spec
 from core.roles import Actor, Role, account_of, user_is_curator
 
 SALT = "winnow.study-link"
+_UNREAD = object()
 #: Entries one client address may make per minute (a platform sends each person once).
 ENTRY_RATE = 60
 
@@ -59,10 +68,10 @@ class StudyLinkReplayed(StudyLinkRefused):
 
     def __init__(self, participant: Participant) -> None:
         super().__init__(
-            "you have finished this study already; your answers are recorded. "
-            "If your platform still asks for the completion code, it is on the next line.",
+            "you have taken part in this study already; your answers are recorded. "
+            "If your platform still asks for the code, it is below.",
             status=409,
-            title="You have finished this study",
+            title="You have taken part already",
         )
         self.participant = participant
 
@@ -79,9 +88,22 @@ def study_link_create(
     consent: str,
     expires_at: datetime | None = None,
     completion_code: str = "",
+    return_code: str = "",
+    screening_items: int = 0,
+    pass_mark: float = 0.8,
+    batch_size: int = 0,
+    min_seconds: float = 0.0,
+    gold_pause_below: float = 0.0,
+    gold_pause_after: int = 3,
     user: Actor | None = None,
 ) -> StudyLink:
-    """Open ``campaign`` to ``platform``; the link to paste is :func:`study_link_url`."""
+    """Open ``campaign`` to ``platform``; the link to paste is :func:`study_link_path`.
+
+    ``screening_items`` gold items come first, and a participant goes on to real work only
+    with at least ``pass_mark`` of them right (else the ``return_code``); after
+    ``batch_size`` real items (0: until none is left) comes the completion code; answers
+    faster than ``min_seconds`` are flagged; a participant whose gold accuracy falls below
+    ``gold_pause_below`` (after ``gold_pause_after`` gold answers) is paused."""
     _refuse_unless_curator(user)
     platform_spec(platform)
     if not consent.strip():
@@ -91,12 +113,34 @@ def study_link_create(
     code = completion_code.strip() or secrets.token_hex(4).upper()
     if not code.isalnum() or len(code) > 40:
         raise AnnotationError("completion code: letters and digits only, at most 40")
+    if return_code and (not return_code.isalnum() or len(return_code) > 40):
+        raise AnnotationError("return code: letters and digits only, at most 40")
+    gold = CampaignItem.objects.filter(campaign=campaign, is_gold=True).count()
+    if not 0 <= screening_items <= gold:
+        raise AnnotationError(
+            f"screening items: {screening_items} asked, but the campaign has {gold} gold items "
+            "(add gold items when creating the campaign)"
+        )
+    for name, value in (("pass mark", pass_mark), ("gold pause below", gold_pause_below)):
+        if not 0.0 <= value <= 1.0:
+            raise AnnotationError(f"{name}: {value} is not between 0 and 1")
+    if not 0 <= batch_size <= 10000:
+        raise AnnotationError(f"batch size: {batch_size} is not between 0 and 10000")
+    if not 0.0 <= min_seconds <= 600:
+        raise AnnotationError(f"min seconds: {min_seconds} is not between 0 and 600")
     return StudyLink.objects.create(
         campaign=campaign,
         platform=platform,
         consent=consent.strip(),
         expires_at=expires_at,
         completion_code=code,
+        return_code=return_code.strip(),
+        screening_items=screening_items,
+        pass_mark=pass_mark,
+        batch_size=batch_size,
+        min_seconds=min_seconds,
+        gold_pause_below=gold_pause_below,
+        gold_pause_after=max(1, gold_pause_after),
         created_by=account_of(user),
     )
 
@@ -112,7 +156,8 @@ def study_link_close(*, link: StudyLink, user: Actor | None = None) -> StudyLink
 
 
 def study_link_token(link: StudyLink) -> str:
-    return signing.dumps(link.pk, salt=SALT, compress=False)
+    """The link's signed token: always the same for one link (it is pasted once)."""
+    return signing.Signer(salt=SALT).sign(str(link.pk))
 
 
 def study_link_path(link: StudyLink) -> str:
@@ -126,8 +171,8 @@ def study_link_get(token: str, *, now: datetime | None = None, entered: bool = F
     """The open link of ``token``; StudyLinkRefused saying why not. ``entered``: for a
     participant who is in already, a closed or expired link still counts (they finish)."""
     try:
-        pk = signing.loads(token, salt=SALT)
-    except signing.BadSignature:
+        pk = int(signing.Signer(salt=SALT).unsign(token))
+    except (signing.BadSignature, ValueError):
         raise StudyLinkRefused(
             "the link is damaged (it was changed or cut short): copy it again from the platform",
             status=400,
@@ -198,7 +243,7 @@ def participant_enter(*, link: StudyLink, params: dict[str, Any]) -> Entry:
         except IntegrityError:  # the same id entered at the same moment: take that one
             existing = Participant.objects.select_related("user").get(link=link, external_id=external_id)
     participant = existing
-    if participant.state == ParticipantState.DONE:
+    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         raise StudyLinkReplayed(participant)
     if not created:
         Participant.objects.filter(pk=participant.pk).update(
@@ -211,16 +256,19 @@ def participant_enter(*, link: StudyLink, params: dict[str, Any]) -> Entry:
 
 
 def participant_consent(*, participant: Participant) -> Participant:
+    """Agreed: on to the screening if the link has one, else to work."""
     if participant.state == ParticipantState.CONSENT:
-        participant.state = ParticipantState.WORKING
+        screening = participant.link.screening_items > 0
+        participant.state = ParticipantState.SCREENING if screening else ParticipantState.WORKING
         participant.consented_at = timezone.now()
         participant.save(update_fields=["state", "consented_at"])
     return participant
 
 
 def participant_finish(*, participant: Participant) -> Participant:
-    """The participant is done: the completion code (or the platform's return) follows."""
-    if participant.state != ParticipantState.DONE:
+    """The participant is done: the completion code follows (a screened-out participant
+    keeps that state and gets the return code)."""
+    if participant.state not in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         participant.state = ParticipantState.DONE
         participant.finished_at = timezone.now()
         participant.save(update_fields=["state", "finished_at"])
@@ -231,7 +279,14 @@ def participant_of(user: Actor | None) -> Participant | None:
     """The participant a signed-in account is, or None for an ordinary account."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None
-    return Participant.objects.select_related("link__campaign").filter(user_id=int(user.pk or 0)).first()
+    # Read once per request: the user object is the request's, and the pages ask often.
+    cached = getattr(user, "_study_participant", _UNREAD)
+    if cached is _UNREAD:
+        cached = (
+            Participant.objects.select_related("link__campaign").filter(user_id=int(user.pk or 0)).first()
+        )
+        user._study_participant = cached  # type: ignore[union-attr]
+    return cast(Participant | None, cached)
 
 
 __all__ = [
@@ -251,3 +306,118 @@ __all__ = [
     "study_link_path",
     "study_link_token",
 ]
+
+
+# --- screening, batches and quality control ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyStep:
+    """What comes next for a participant: a lease (``assignment``), or the end of their
+    part (``finished``: the done page says whether with the completion or the return code)."""
+
+    assignment: Assignment | None = None
+    finished: bool = False
+
+
+def _screening_result(participant: Participant) -> None:
+    """Pass (to work) or not (screened out) once the screening items are answered."""
+    link = participant.link
+    passed = participant.screening_seen > 0 and (
+        participant.screening_correct / participant.screening_seen >= link.pass_mark - 1e-9
+    )
+    if passed:
+        participant.state = ParticipantState.WORKING
+    else:
+        participant.state = ParticipantState.SCREENED_OUT
+        participant.finished_at = timezone.now()
+    participant.save(update_fields=["state", "finished_at"])
+
+
+def study_next(*, participant: Participant, campaign: Campaign) -> StudyStep | None:
+    """The participant's next step where the study decides it: a screening item, or the
+    end (screened out, or their batch is complete). None: the ordinary next item."""
+    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
+        return StudyStep(finished=True)
+    link = participant.link
+    if participant.state == ParticipantState.SCREENING:
+        if participant.screening_seen < link.screening_items:
+            lease = assignment_gold_next(campaign=campaign, annotator=participant.user)
+            if lease is not None:
+                return StudyStep(assignment=lease)
+        _screening_result(participant)  # every screening item answered (or none left)
+        if participant.state == ParticipantState.SCREENED_OUT:
+            return StudyStep(finished=True)
+    if link.batch_size and participant.answered >= link.batch_size:
+        participant_finish(participant=participant)
+        return StudyStep(finished=True)
+    return None
+
+
+def study_after_answer(*, participant: Participant, item: CampaignItem, judgment: Judgment) -> Participant:
+    """Count an answer for the study: a screening item right or wrong, a real item (and
+    whether it came faster than the link's minimum), and pause a participant whose gold
+    accuracy fell below the link's mark."""
+    link = participant.link
+    fields: list[str] = []
+    if item.is_gold and participant.state == ParticipantState.SCREENING:
+        spec = task_spec(item.campaign.task)
+        participant.screening_seen += 1
+        participant.screening_correct += int(
+            spec.answer_key(judgment.answer, judgment.payload) == item.gold_answer
+        )
+        fields += ["screening_seen", "screening_correct"]
+    elif not item.is_gold:
+        participant.answered += 1
+        fields.append("answered")
+        if (
+            link.min_seconds
+            and judgment.duration_ms is not None
+            and judgment.duration_ms < link.min_seconds * 1000
+        ):
+            participant.fast_answers += 1
+            fields.append("fast_answers")
+    if fields:
+        participant.save(update_fields=fields)
+    if item.is_gold and participant.state == ParticipantState.WORKING and link.gold_pause_below > 0:
+        member = CampaignAnnotator.objects.filter(
+            campaign_id=item.campaign_id, annotator=participant.user
+        ).first()
+        if (
+            member is not None
+            and not member.paused
+            and member.gold_seen >= link.gold_pause_after
+            and member.gold_correct / member.gold_seen < link.gold_pause_below
+        ):
+            member.paused = True
+            member.save(update_fields=["paused"])
+    return participant
+
+
+def participant_decide(
+    *,
+    participant: Participant,
+    decision: str,
+    bonus: Decimal | str | int = 0,
+    note: str = "",
+    user: Actor | None = None,
+) -> Participant:
+    """The curator's approve or reject, with a bonus, for the payment report."""
+    _refuse_unless_curator(user)
+    if decision not in PaymentDecision.values:
+        raise AnnotationError(f"decision: {decision!r} is not one of {', '.join(PaymentDecision.values)}")
+    try:
+        amount = Decimal(str(bonus or 0)).quantize(Decimal("0.01"))
+    except InvalidOperation:
+        raise AnnotationError(f"bonus: {bonus!r} is not an amount") from None
+    if amount < 0 or amount > 1000:
+        raise AnnotationError("bonus: between 0 and 1000")
+    if decision == PaymentDecision.REJECT and not note.strip():
+        raise AnnotationError("note: say why (the platform shows the reason to the participant)")
+    participant.decision = decision
+    participant.bonus = amount
+    participant.decision_note = note.strip()[:500]
+    participant.decided_by = account_of(user)
+    participant.decided_at = timezone.now()
+    participant.save(update_fields=["decision", "bonus", "decision_note", "decided_by", "decided_at"])
+    return participant

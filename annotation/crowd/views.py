@@ -3,18 +3,22 @@ the completion code; and the curator's page of a campaign's study links."""
 
 from __future__ import annotations
 
+import csv
+import io
 from datetime import UTC, datetime
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
+from annotation.crowd import selectors as crowd_selectors
 from annotation.crowd.platforms import (
     PLATFORMS,
     StudyEntryError,
@@ -27,6 +31,7 @@ from annotation.crowd.services import (
     StudyLinkReplayed,
     entry_allowed,
     participant_consent,
+    participant_decide,
     participant_enter,
     participant_finish,
     participant_of,
@@ -36,7 +41,8 @@ from annotation.crowd.services import (
     study_link_path,
 )
 from annotation.errors import AnnotationError
-from annotation.models import Participant, ParticipantState, Platform, StudyLink
+from annotation.exports import csv_safe
+from annotation.models import Participant, ParticipantState, PaymentDecision, Platform, StudyLink
 from annotation.permissions import user_can_curate
 from core.auth import client_address
 from core.errors import Forbidden
@@ -62,15 +68,18 @@ def _refused(
 
 
 def _completion(participant: Participant) -> dict[str, object]:
-    """How a finished participant goes back to their platform."""
+    """How a participant whose part is over goes back to their platform: the completion
+    code, or the return code of a participant who did not pass the screening."""
     link = participant.link
     ids = participant.platform_ids or {}
+    screened_out = participant.state == ParticipantState.SCREENED_OUT
+    code = link.return_code if screened_out else link.completion_code
+    prolific = link.platform == Platform.PROLIFIC and bool(code)
     return {
-        "code": link.completion_code,
+        "code": code,
+        "screened_out": screened_out,
         "platform": platform_spec(link.platform),
-        "prolific_url": prolific_completion_url(link.completion_code)
-        if link.platform == Platform.PROLIFIC
-        else "",
+        "prolific_url": prolific_completion_url(code) if prolific else "",
         "mturk_url": mturk_submit_url(ids.get("turkSubmitTo", "")) if link.platform == Platform.MTURK else "",
         "assignment_id": ids.get("assignmentId", ""),
     }
@@ -107,7 +116,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
 def _next(participant: Participant, token: str) -> HttpResponse:
     if participant.state == ParticipantState.CONSENT:
         return redirect("crowd:consent", token=token)
-    if participant.state == ParticipantState.DONE:
+    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         return redirect("crowd:done", token=token)
     return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
 
@@ -161,7 +170,7 @@ def study_done(request: HttpRequest, token: str) -> HttpResponse:
     participant = participant_of(request.user)
     if participant is None:
         raise Forbidden("open the study from your platform's link: this page belongs to its participants")
-    if participant.state != ParticipantState.DONE:
+    if participant.state not in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
         return _next(participant, token)
     return render(
         request, "annotation/study_done.html", {"participant": participant, **_completion(participant)}
@@ -191,6 +200,60 @@ class StudyLinkForm(forms.Form):
         label="Completion code",
         help_text="The code the platform expects at the end (Prolific's study settings); empty: one is made.",
     )
+    return_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Return code",
+        help_text="Given to who does not pass the screening (Prolific: a 'screened out' completion code).",
+    )
+    screening_items = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Screening items",
+        help_text="Gold items answered first (0: no screening).",
+    )
+    pass_mark = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0.8,
+        label="Pass mark",
+        help_text="Share of screening items right.",
+    )
+    batch_size = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Batch size",
+        help_text="Items before the completion code (0: all there are).",
+    )
+    min_seconds = forms.FloatField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Flag answers faster than (seconds)",
+        help_text="0: flag none.",
+    )
+    gold_pause_below = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0,
+        label="Pause below gold accuracy",
+        help_text="Gold items come at the campaign's gold rate; 0: never pause.",
+    )
+    gold_pause_after = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=3,
+        label="after gold answers",
+        help_text="Gold answers seen before pausing applies.",
+    )
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
 
 
 @login_required
@@ -213,11 +276,18 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
                     consent=form.cleaned_data["consent"],
                     expires_at=expires,
                     completion_code=form.cleaned_data["completion_code"],
+                    return_code=form.cleaned_data["return_code"],
+                    screening_items=_or(form.cleaned_data["screening_items"], 0),
+                    pass_mark=_or(form.cleaned_data["pass_mark"], 0.8),
+                    batch_size=_or(form.cleaned_data["batch_size"], 0),
+                    min_seconds=_or(form.cleaned_data["min_seconds"], 0.0),
+                    gold_pause_below=_or(form.cleaned_data["gold_pause_below"], 0.0),
+                    gold_pause_after=_or(form.cleaned_data["gold_pause_after"], 3),
                     user=request.user,
                 )
             except AnnotationError as error:
                 field, _, message = error.message.partition(": ")
-                target = {"expires": "expires_at", "completion code": "completion_code"}.get(field, field)
+                target = field.replace(" ", "_").replace("expires", "expires_at")
                 form.add_error(target if target in form.fields else None, message or error.message)
             else:
                 messages.success(
@@ -254,3 +324,77 @@ def study_link_close_view(request: HttpRequest, name: str, link_id: int) -> Http
     study_link_close(link=link, user=request.user)
     messages.success(request, f"Study link #{link.pk} closed: no new participants.")
     return redirect("crowd:links", name=campaign.name)
+
+
+class DecisionForm(forms.Form):
+    participant = forms.IntegerField()
+    decision = forms.ChoiceField(choices=PaymentDecision.choices)
+    bonus = forms.DecimalField(required=False, min_value=0, max_value=1000, decimal_places=2)
+    note = forms.CharField(required=False, max_length=500)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_participants(request: HttpRequest, name: str) -> HttpResponse:
+    """The campaign's participants: quality figures, the curator's approve/reject and
+    bonus, and the payment report's downloads."""
+    if not user_can_curate(request.user):
+        raise Forbidden("The participants' page is for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    status = 200
+    if request.method == "POST":
+        form = DecisionForm(request.POST)
+        if form.is_valid():
+            participant = get_object_or_404(
+                Participant, pk=form.cleaned_data["participant"], link__campaign=campaign
+            )
+            try:
+                participant_decide(
+                    participant=participant,
+                    decision=form.cleaned_data["decision"],
+                    bonus=_or(form.cleaned_data["bonus"], 0),
+                    note=form.cleaned_data["note"],
+                    user=request.user,
+                )
+            except AnnotationError as error:
+                messages.error(request, f"{participant.external_id}: {error.message}")
+                status = 400
+            else:
+                messages.success(request, f"{participant.external_id}: {participant.get_decision_display()}.")
+                return redirect("crowd:participants", name=campaign.name)
+        else:
+            messages.error(
+                request,
+                "Decision: "
+                + "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()),
+            )
+            status = 400
+    rows = crowd_selectors.participant_rows(campaign=campaign)
+    context = {
+        "campaign": campaign,
+        "rows": rows,
+        "kinds": crowd_selectors.REPORT_KINDS,
+        "decisions": PaymentDecision.choices,
+    }
+    return render(request, "annotation/study_participants.html", context, status=status)
+
+
+@login_required
+@require_GET
+def study_payment_report(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+    if not user_can_curate(request.user):
+        raise Forbidden("The payment report is for curators.")
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    if kind not in crowd_selectors.REPORT_KINDS:
+        raise Http404(f"no report {kind!r}: one of {', '.join(crowd_selectors.REPORT_KINDS)}")
+    header, rows = crowd_selectors.payment_report(campaign=campaign, kind=kind)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if header:
+        writer.writerow(header)
+    writer.writerows([[csv_safe(cell) for cell in row] for row in rows])
+    extension = "txt" if kind == "prolific-approve" else "csv"
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.name}-{kind}.{extension}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

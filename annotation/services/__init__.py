@@ -22,7 +22,12 @@ from annotation.services.aggregation import (
     adjudication_record,
     campaign_aggregate,
 )
-from annotation.services.assignment import assignment_next, assignment_skip, assignments_expire
+from annotation.services.assignment import (
+    assignment_gold_next,
+    assignment_next,
+    assignment_skip,
+    assignments_expire,
+)
 from annotation.services.campaigns import (
     ITEM_FIELD,
     ITEM_FILTERS,
@@ -61,6 +66,7 @@ __all__ = [
     "SubmitResult",
     "adjudication_decisions",
     "adjudication_record",
+    "assignment_gold_next",
     "assignment_next",
     "assignment_skip",
     "assignments_expire",

@@ -207,6 +207,39 @@ def _candidate(
     return None if row is None else int(row[0])
 
 
+def assignment_gold_next(
+    *, campaign: Campaign, annotator: Actor, now: datetime | None = None
+) -> Assignment | None:
+    """Lease the next gold item ``annotator`` has not had (a crowd participant's screening,
+    annotation.crowd): their live lease if they hold one, None when no gold item is left."""
+    annotator = signed_in(annotator)
+    now = now or timezone.now()
+    if campaign.status != CampaignStatus.ACTIVE:
+        raise CampaignNotActive.of(name=campaign.name, status=campaign.status)
+    with transaction.atomic():
+        live = (
+            Assignment.objects.select_related("campaign_item")
+            .filter(
+                campaign_item__campaign=campaign,
+                annotator=annotator,
+                status=AssignmentStatus.LEASED,
+                expires_at__gt=now,
+            )
+            .first()
+        )
+        if live is not None:
+            return live
+        CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
+        mine = Assignment.objects.filter(campaign_item=OuterRef("pk"), annotator=annotator)
+        gold = (
+            CampaignItem.objects.filter(campaign=campaign, is_gold=True)
+            .exclude(Exists(mine))
+            .order_by("pk")
+            .first()
+        )
+        return _lease(gold.pk, annotator, campaign, now) if gold is not None else None
+
+
 def _lease(item_id: int, annotator: User, campaign: Campaign, now: datetime) -> Assignment:
     return Assignment.objects.create(
         campaign_item_id=item_id,

@@ -80,7 +80,7 @@ def test_entry_refusals_are_pages_that_say_why(client, link, curator):
     assert missing.status_code == 400 and "PROLIFIC_PID" in missing.content.decode()
     bad_id = client.get(f"/study/{token}/", {"PROLIFIC_PID": "<script>"})
     assert bad_id.status_code == 400 and "is not a participant id" in bad_id.content.decode()
-    unknown = client.get(f"/study/{signing.dumps(999999, salt=crowd.SALT)}/", PROLIFIC)
+    unknown = client.get(f"/study/{signing.Signer(salt=crowd.SALT).sign('999999')}/", PROLIFIC)
     assert unknown.status_code == 404
     link.expires_at = timezone.now() - timedelta(minutes=1)
     link.save()
