@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0007_study_links'),
+        ('annotation', '0008_explanation_plausibility'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
