@@ -109,7 +109,10 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, error, participant=error.participant)
     except (StudyLinkRefused, StudyEntryError) as error:
         return _refused(request, error)
-    login(request, entry.participant.user, backend=BACKEND)
+    if request.user.pk != entry.participant.user_id:
+        # (signed in already as this participant, e.g. the link opened in a second tab: a
+        # new sign-in would rotate the CSRF token under the first tab's form)
+        login(request, entry.participant.user, backend=BACKEND)
     return _next(entry.participant, token)
 
 

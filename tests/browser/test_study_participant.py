@@ -1,0 +1,138 @@
+"""A crowd participant in headless Chromium (issue 14): in through a Prolific-style link,
+consent, screening passed, a batch finished by keyboard with one answer changed and one
+item skipped, then the completion code; a second entry under the same id resumes; who
+fails the screening gets the return code."""
+
+import pytest
+
+from annotation.crowd import services as crowd
+from annotation.models import Assignment, AssignmentStatus, Judgment, JudgmentRevision, Participant
+from annotation.services import campaign_create
+from tests.datasets.factories import SchemaFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _study(curator, **options):
+    SchemaFactory.create_batch(5)
+    gold = [SchemaFactory.create(switchable=value) for value in (True, False)]
+    campaign = campaign_create(
+        name="sw", task="switchability", items="schemas", k=2, gold_ids=[g.pk for g in gold]
+    )
+    return crowd.study_link_create(
+        campaign=campaign,
+        platform="prolific",
+        consent="You judge sentences for a research data set.",
+        completion_code="DONE7",
+        return_code="BACK7",
+        screening_items=2,
+        pass_mark=1.0,
+        user=curator,
+        **options,
+    )
+
+
+def _entry_url(link, pid):
+    return f"/study/{crowd.study_link_token(link)}/?PROLIFIC_PID={pid}&STUDY_ID=st1&SESSION_ID=se1"
+
+
+def _in_hand(page):
+    return int(page.locator("#annotate-form input[name=assignment]").get_attribute("value"))
+
+
+def _press(page, *keys):
+    page.locator("#item").click(position={"x": 2, "y": 2})  # the page, not a field
+    for key in keys:
+        page.keyboard.press(key)
+
+
+def _after(page, before):
+    page.wait_for_function(
+        "prev => { const el = document.querySelector('#annotate-form input[name=assignment]');"
+        " return !el || el.value !== prev; }",
+        arg=str(before),
+    )
+
+
+def _gold_key(lease_pk):
+    item = Assignment.objects.select_related("campaign_item").get(pk=lease_pk).campaign_item
+    return "y" if item.gold_answer == "switchable" else "n"
+
+
+def test_a_participant_passes_screening_works_a_batch_by_keyboard_and_gets_the_code(page, curator):
+    link = _study(curator, batch_size=3)
+    page.goto(_entry_url(link, "PID0001"))
+    page.wait_for_selector("#consent-form")
+    assert "research data set" in page.locator("#consent").inner_text()
+    page.keyboard.press("Space")  # the box has the focus
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # Start
+    page.wait_for_url("**/annotation/campaigns/sw/**")
+    page.keyboard.press("Enter")  # Start on the annotation page
+    page.wait_for_selector("#annotate-form")
+    for _ in range(2):  # the screening: the two gold items, answered right
+        lease = _in_hand(page)
+        _press(page, _gold_key(lease), "Enter")
+        _after(page, lease)
+    participant = Participant.objects.get()
+    assert participant.state == "working" and (participant.screening_seen, participant.screening_correct) == (
+        2,
+        2,
+    )
+
+    first = _in_hand(page)
+    _press(page, "y", "Enter")
+    _after(page, first)
+    second = _in_hand(page)
+    _press(page, "s")  # skip one
+    _after(page, second)
+    assert Assignment.objects.get(pk=second).status == AssignmentStatus.SKIPPED
+    third = _in_hand(page)
+    _press(page, "p")  # back to the answer before, and change it
+    page.wait_for_selector("#review")
+    _press(page, "n", "Enter")
+    page.wait_for_selector("#annotate-form input[name=assignment]", state="attached")
+    changed = Judgment.objects.get(
+        campaign_item=Assignment.objects.get(pk=first).campaign_item, annotator=participant.user
+    )
+    assert (
+        changed.answer == "not_switchable" and JudgmentRevision.objects.filter(judgment=changed).count() == 1
+    )
+    assert _in_hand(page) == third
+    _press(page, "y", "Enter")
+    _after(page, third)
+
+    # a second entry under the same id (another tab, later) resumes the same participant
+    other = page.context.new_page()
+    other.goto(_entry_url(link, "PID0001"))
+    other.wait_for_url("**/annotation/campaigns/sw/**")
+    other.close()
+    assert Participant.objects.count() == 1 and Participant.objects.get().entries == 2
+
+    _press(page, "n", "Enter")  # the third real item: the batch is complete
+    page.wait_for_url("**/done/")
+    assert page.locator("#completion-code").inner_text() == "DONE7"
+    assert "submissions/complete?cc=DONE7" in page.locator("#return-to-platform").get_attribute("href")
+    participant.refresh_from_db()
+    assert participant.state == "done" and participant.answered == 3
+    assert Judgment.objects.filter(annotator=participant.user).count() == 5  # 2 gold + 3, never doubled
+
+
+def test_who_fails_the_screening_gets_the_return_code(page, curator):
+    link = _study(curator)
+    page.goto(_entry_url(link, "PID0002"))
+    page.check("#agree")
+    page.click("#start")
+    page.wait_for_url("**/annotation/campaigns/sw/**")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#annotate-form")
+    for _ in range(2):
+        lease = _in_hand(page)
+        _press(page, "n" if _gold_key(lease) == "y" else "y", "Enter")  # wrong on purpose
+        if _ == 0:
+            _after(page, lease)
+    page.wait_for_url("**/done/")
+    assert "did not reach its mark" in page.locator("#screened-out").inner_text()
+    assert page.locator("#completion-code").inner_text() == "BACK7"
+    assert Participant.objects.get().state == "screened_out"
+    assert not Judgment.objects.filter(campaign_item__is_gold=False).exists()
