@@ -255,6 +255,13 @@ class StudyLinkForm(forms.Form):
     )
 
 
+def _pasted_url(request: HttpRequest, link: StudyLink) -> str:
+    """The link as the curator pastes it: the query as is, so that Prolific's
+    ``{{%PROLIFIC_PID%}}`` placeholders stay placeholders (not percent-encoded)."""
+    path, _, query = study_link_path(link).partition("?")
+    return request.build_absolute_uri(path) + (f"?{query}" if query else "")
+
+
 def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
@@ -302,7 +309,7 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
     links = [
         {
             "link": link,
-            "url": request.build_absolute_uri(study_link_path(link)),
+            "url": _pasted_url(request, link),
             "where": PLATFORMS[link.platform].where,
             "participants": link.participants.count(),
             "finished": link.participants.filter(state=ParticipantState.DONE).count(),

@@ -190,7 +190,10 @@ def test_curator_opens_and_closes_links_and_bad_input_is_named(client, campaign,
     )
     html = created.content.decode()
     assert "pid=PARTICIPANT" in html and "DONE42" in html
-    link = campaign.study_links.get()
+    prolific = client.post(url, {"platform": "prolific", "consent": "ok"}, follow=True).content.decode()
+    # the placeholders as Prolific wants them, not percent-encoded
+    assert "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}" in prolific
+    link = campaign.study_links.get(platform="link")
     client.post(reverse("crowd:link-close", args=["sw", link.pk]))
     link.refresh_from_db()
     assert link.status == "closed"
