@@ -296,3 +296,35 @@ def test_the_release_page_asks_for_a_source_and_shows_them(client, curator, make
     detail = client.get(reverse("releases:release-detail", args=["mine", "1.1.0"])).content.decode()
     assert 'id="label-sources"' in detail and "campaign page-pilot" in detail
     assert "2 items take their labels from another source than in 1.0.0" in detail
+
+
+@pytest.mark.django_db
+def test_the_api_previews_an_aggregation_with_dry_run(client, curator, make_annotators):
+    from django.urls import reverse
+
+    schema = Schema.objects.create(
+        external_id="a1",
+        text_before="A",
+        pronoun="it",
+        text_after="b.",
+        candidate_a="x",
+        candidate_b="y",
+        answer="A",
+        source_file="f",
+        source_row=1,
+        file_checksum="",
+    )
+    reason = Reason.objects.create(
+        schema=schema, position=1, text="r", origin="human", source_file="f", source_row=1, file_checksum=""
+    )
+    campaign = _pilot([reason], make_annotators(2, prefix="api"), name="api-pilot")
+    client.force_login(curator)
+    url = reverse("annotation-api:campaign-aggregate", args=[campaign.name])
+    preview = client.post(url, {"dry_run": True}, content_type="application/json").json()
+    assert (
+        preview["dry_run"] is True and preview["labels_changed"] == 1 and preview["labels_over_import"] == 0
+    )
+    assert not Label.objects.exists()
+    done = client.post(url, {}, content_type="application/json").json()
+    assert done["dry_run"] is False and done["labels_changed"] == 1
+    assert Label.objects.get(reason=reason).source.name == "campaign:api-pilot"
