@@ -29,6 +29,35 @@ def _pilot(reasons, annotators, name="pilot-plausibility"):
     return campaign
 
 
+def _schema(external_id, **extra):
+    return Schema.objects.create(
+        external_id=external_id,
+        text_before="A",
+        pronoun="it",
+        text_after="b.",
+        candidate_a="x",
+        candidate_b="y",
+        answer="A",
+        source_file="f",
+        source_row=1,
+        file_checksum="",
+        **extra,
+    )
+
+
+def _reason(schema, position, text, **labels):
+    return Reason.objects.create(
+        schema=schema,
+        position=position,
+        text=text,
+        origin="human",
+        source_file="f",
+        source_row=position + 1,
+        file_checksum="",
+        **labels,
+    )
+
+
 def _keys(reasons):
     return {f"{r.schema.collection}:{r.schema.external_id}.{r.position}" for r in reasons}
 
@@ -121,38 +150,9 @@ def test_a_pilot_over_the_real_winowhy_reasons_leaves_the_import_and_a_release_c
 
 @pytest.mark.django_db
 def test_aggregation_writes_the_fields_only_where_no_import_labelled(make_annotators, curator):
-    schema = Schema.objects.create(
-        external_id="s1",
-        text_before="A",
-        pronoun="it",
-        text_after="b.",
-        candidate_a="x",
-        candidate_b="y",
-        answer="A",
-        source_file="f",
-        source_row=1,
-        file_checksum="",
-    )
-    fresh = Reason.objects.create(
-        schema=schema,
-        position=1,
-        text="fresh",
-        origin="human",
-        source_file="f",
-        source_row=1,
-        file_checksum="",
-    )
-    batch_reason = Reason.objects.create(
-        schema=schema,
-        position=2,
-        text="imported",
-        origin="human",
-        plausibility=0.8,
-        label="positive",
-        source_file="f",
-        source_row=2,
-        file_checksum="",
-    )
+    schema = _schema("s1")
+    fresh = _reason(schema, 1, "fresh")
+    batch_reason = _reason(schema, 2, "imported", plausibility=0.8, label="positive")
     from datasets.labels import import_labels_record
     from datasets.models import ImportBatch
 
@@ -197,33 +197,8 @@ def test_existing_labels_migrate_into_layers_losing_nothing(make_annotators):
     from django.apps import apps
 
     migration = importlib.import_module("annotation.migrations.0004_label_layers_from_existing")
-    schema = Schema.objects.create(
-        external_id="m1",
-        text_before="A",
-        pronoun="it",
-        text_after="b.",
-        candidate_a="x",
-        candidate_b="y",
-        answer="A",
-        source_file="f",
-        source_row=1,
-        file_checksum="",
-        switchable=False,
-    )
-    reasons = [
-        Reason.objects.create(
-            schema=schema,
-            position=i,
-            text=f"r{i}",
-            origin="human",
-            plausibility=0.6,
-            label="acceptable",
-            source_file="f",
-            source_row=i,
-            file_checksum="",
-        )
-        for i in range(3)
-    ]
+    schema = _schema("m1", switchable=False)
+    reasons = [_reason(schema, i, f"r{i}", plausibility=0.6, label="acceptable") for i in range(3)]
     campaign = _pilot(reasons[:2], make_annotators(2, prefix="mig"), name="old-campaign")
     campaign_aggregate(campaign=campaign)
     Label.objects.all().delete()  # as before layers
@@ -249,33 +224,8 @@ def test_the_release_page_asks_for_a_source_and_shows_them(client, curator, make
     from datasets.labels import import_labels_record
     from datasets.models import ImportBatch
 
-    schema = Schema.objects.create(
-        external_id="p1",
-        collection="mine",
-        text_before="A",
-        pronoun="it",
-        text_after="b.",
-        candidate_a="x",
-        candidate_b="y",
-        answer="A",
-        source_file="f",
-        source_row=1,
-        file_checksum="",
-    )
-    reasons = [
-        Reason.objects.create(
-            schema=schema,
-            position=i,
-            text=f"r{i}",
-            origin="human",
-            plausibility=0.8,
-            label="positive",
-            source_file="f",
-            source_row=i,
-            file_checksum="",
-        )
-        for i in range(3)
-    ]
+    schema = _schema("p1", collection="mine")
+    reasons = [_reason(schema, i, f"r{i}", plausibility=0.8, label="positive") for i in range(3)]
     import_labels_record(ImportBatch.objects.create(format="reasons"), reasons, ["plausibility"])
     release_create(name="mine", dataset="winowhy", version="1.0.0", collection="mine", user=curator)
     campaign = _pilot(reasons[:2], make_annotators(2, prefix="page"), name="page-pilot")
@@ -302,21 +252,8 @@ def test_the_release_page_asks_for_a_source_and_shows_them(client, curator, make
 def test_the_api_previews_an_aggregation_with_dry_run(client, curator, make_annotators):
     from django.urls import reverse
 
-    schema = Schema.objects.create(
-        external_id="a1",
-        text_before="A",
-        pronoun="it",
-        text_after="b.",
-        candidate_a="x",
-        candidate_b="y",
-        answer="A",
-        source_file="f",
-        source_row=1,
-        file_checksum="",
-    )
-    reason = Reason.objects.create(
-        schema=schema, position=1, text="r", origin="human", source_file="f", source_row=1, file_checksum=""
-    )
+    schema = _schema("a1")
+    reason = _reason(schema, 1, "r")
     campaign = _pilot([reason], make_annotators(2, prefix="api"), name="api-pilot")
     client.force_login(curator)
     url = reverse("annotation-api:campaign-aggregate", args=[campaign.name])
