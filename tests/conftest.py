@@ -16,6 +16,18 @@ DATA_HINT = (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _media_root_per_worker(tmp_path_factory):
+    """Each test process writes run folders and release files in a folder of its own: the
+    processes of ``pytest -n`` have databases of their own whose ids start alike, so a
+    shared MEDIA_ROOT would let two of them write ``runs/run-1`` at once. (A test that sets
+    MEDIA_ROOT itself still does.)"""
+    before = settings.MEDIA_ROOT
+    settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+    yield
+    settings.MEDIA_ROOT = before
+
+
 @pytest.fixture(autouse=True)
 def _eager_celery(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
