@@ -26,7 +26,13 @@ from annotation import selectors, services
 from annotation.agreement.services import campaign_agreement_summary
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignStatus, Judgment, Task
-from annotation.permissions import CampaignListPermission, IsAnnotator, IsCurator, user_can_curate
+from annotation.permissions import (
+    CampaignListPermission,
+    IsAnnotator,
+    IsCurator,
+    NotStudyParticipant,
+    user_can_curate,
+)
 from annotation.tasks_registry import ITEM_KINDS, task_spec
 from core.api import form_create, form_input
 
@@ -64,7 +70,7 @@ def _item_output(campaign: Any, assignment: Assignment | None, detail: str = "")
 class AnnotationNextApi(APIView):
     """Lease the next item of a campaign (or get back the one in hand)."""
 
-    permission_classes = [IsAnnotator]
+    permission_classes = [IsAnnotator, NotStudyParticipant]
 
     @extend_schema(request=None, responses={200: ItemOutput, 409: ItemOutput}, operation_id="annotation_next")
     def post(self, request: Request, name: str) -> Response:
@@ -96,7 +102,7 @@ class JudgmentSubmitApi(APIView):
     """Submit the answer for a leased item. Repeating it records nothing new and returns
     the same judgment."""
 
-    permission_classes = [IsAnnotator]
+    permission_classes = [IsAnnotator, NotStudyParticipant]
 
     @extend_schema(request=JudgmentInput, responses={200: JudgmentOutput, 201: JudgmentOutput})
     def post(self, request: Request, pk: int) -> Response:
@@ -133,7 +139,7 @@ class ProgressOutput(serializers.Serializer):
 class MyProgressApi(APIView):
     """The annotator's own progress in a campaign (never anyone else's answers)."""
 
-    permission_classes = [IsAnnotator]
+    permission_classes = [IsAnnotator, NotStudyParticipant]
 
     @extend_schema(responses={200: ProgressOutput})
     def get(self, request: Request, name: str) -> Response:

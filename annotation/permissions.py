@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from annotation.models import Participant
 from core.roles import Actor, user_is_annotator, user_is_curator
 
 
@@ -20,6 +21,17 @@ class IsAnnotator(BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return user_can_annotate(request.user)
+
+
+class NotStudyParticipant(BasePermission):
+    """Crowd participants (annotation.crowd) answer on their study's page, where screening,
+    batches and quality control apply: the annotator API is not theirs."""
+
+    message = "Crowd participants answer on the study's page, not through the API."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        user = request.user
+        return not (user and user.is_authenticated and Participant.objects.filter(user_id=user.pk).exists())
 
 
 class IsCurator(BasePermission):

@@ -168,6 +168,15 @@ def test_a_participant_sees_only_their_campaign_items_and_progress(
         {"assignment": foreign.pk, "answer": "switchable"},
     )
     assert answer.status_code == 404
+    # the annotator API is not theirs (screening, batches and checks live on the study page)
+    api = client.post("/api/annotation/campaigns/sw/next/", content_type="application/json")
+    assert api.status_code == 403 and "study's page" in api.json()["detail"]
+    submit = client.post(
+        f"/api/annotation/assignments/{foreign.pk}/submit/",
+        {"answer": "switchable"},
+        content_type="application/json",
+    )
+    assert submit.status_code == 403
     # curator pages stay closed
     assert client.get(reverse("crowd:links", args=["sw"])).status_code == 403
     assert client.get(reverse("annotation:campaign-detail", args=["sw"])).status_code == 403
@@ -192,7 +201,10 @@ def test_curator_opens_and_closes_links_and_bad_input_is_named(client, campaign,
     assert "pid=PARTICIPANT" in html and "DONE42" in html
     prolific = client.post(url, {"platform": "prolific", "consent": "ok"}, follow=True).content.decode()
     # the placeholders as Prolific wants them, not percent-encoded
-    assert "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}" in prolific
+    assert (
+        "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
+        in prolific
+    )
     link = campaign.study_links.get(platform="link")
     client.post(reverse("crowd:link-close", args=["sw", link.pk]))
     link.refresh_from_db()
