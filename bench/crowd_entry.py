@@ -1,0 +1,298 @@
+"""Crowd entry load test (issue 14): participants arriving through a study link.
+
+    DATABASE_URL=postgres://winnow:winnow@127.0.0.1:5432/winnow_bench \\
+        .venv/bin/python bench/crowd_entry.py [--participants 200] [--arrival 60] [--think 3]
+
+What it does, from nothing:
+1. drops and creates the database named in DATABASE_URL (PostgreSQL, its name containing
+   "bench"), migrates it, makes a switchability campaign (synthetic schemas, K=3) and opens
+   it to Prolific with a batch of --batch items per participant;
+2. starts the app with gunicorn (gthread workers, config/gunicorn.conf.py) on 127.0.0.1;
+3. --participants simulated people arrive at random moments over --arrival seconds, each
+   on a connection of its own, as a browser with htmx would: follow the link with a
+   Prolific id (*entry*), read the consent and agree, Start (*next*: the first item
+   leased), then think (uniform between half and one and a half times --think) and
+   answer, which records the answer and leases the next item (*submit*), until their batch
+   is done and the page sends them to the completion code. Every tenth participant
+   follows the link a second time midway, from a new browser (a second entry under the
+   same id: it must resume, not create);
+4. prints p50/p95/max of entry, next and submit, errors, and checks the database: one
+   participant and one account per id, no item past K, no annotator twice on an item, as
+   many judgments as answers recorded; compares each p95 with the target (150 ms).
+
+The reference beside it is the annotator API's load bench (bench/annotation_load.py),
+which is the same work without the study's pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from annotation_load import Client, fresh_database, percentile, setup_django, start_server  # noqa: E402
+
+TARGET_P95_MS = 150.0
+ASSIGNMENT = re.compile(rb'name="assignment" value="(\d+)"')
+
+
+@dataclass
+class Stats:
+    entry_ms: list[float] = field(default_factory=list)
+    next_ms: list[float] = field(default_factory=list)
+    submit_ms: list[float] = field(default_factory=list)
+    answers: int = 0
+    finished: int = 0
+    reentries: int = 0
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def setup(participants: int, batch: int, k: int) -> tuple[str, str]:
+    """The campaign and its Prolific link: (campaign name, the link's path)."""
+    from django.contrib.auth.models import User
+
+    from annotation.crowd.services import study_link_create, study_link_token
+    from annotation.services import campaign_create
+    from core.roles import Role
+    from datasets.models import Schema
+
+    items = participants * batch // k + 50
+    Schema.objects.bulk_create(
+        Schema(
+            collection="crowd-bench",
+            external_id=str(i),
+            text_before=f"The trophy number {i} doesn't fit into the suitcase because",
+            pronoun="it",
+            text_after="is too large.",
+            candidate_a="the trophy",
+            candidate_b="the suitcase",
+            answer="A",
+            source_file="bench",
+            source_row=i + 1,
+            file_checksum="",
+        )
+        for i in range(items)
+    )
+    campaign = campaign_create(
+        name="crowd-bench", task="switchability", items="schemas", filters={"collection": "crowd-bench"}, k=k
+    )
+    curator = User.objects.create_user("bench-curator")
+    from django.contrib.auth.models import Group
+
+    curator.groups.add(Group.objects.get_or_create(name=Role.CURATOR.value)[0])
+    link = study_link_create(
+        campaign=campaign, platform="prolific", consent="bench", batch_size=batch, user=curator
+    )
+    return campaign.name, f"/study/{study_link_token(link)}/"
+
+
+def _htmx(client: Client, path: str, form: dict[str, str]) -> tuple[int, bytes, Client]:
+    body = urllib.parse.urlencode(form).encode()
+    status, data = client.request(
+        "POST",
+        path,
+        body,
+        {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "HX-Request": "true",
+            "X-CSRFToken": client.cookies.get("csrftoken", ""),
+            "Referer": f"http://127.0.0.1:{client.port}{path}",
+        },
+    )
+    return status, data, client
+
+
+def participant(
+    port: int, link: str, campaign: str, pid: str, arrive_at: float, think: float, reenter: bool, stats: Stats
+) -> None:
+    rng = random.Random(pid)
+    entry_ms: list[float] = []
+    next_ms: list[float] = []
+    submit_ms: list[float] = []
+    errors: list[str] = []
+    answers = finished = reentries = 0
+    query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": f"s-{pid}"})
+    time.sleep(max(0.0, arrive_at - time.monotonic()))
+    client = Client(port)
+    try:
+        t0 = time.perf_counter()
+        status, _ = client.request("GET", f"{link}?{query}")
+        entry_ms.append((time.perf_counter() - t0) * 1000)
+        if status != 302:
+            raise RuntimeError(f"entry: HTTP {status}")
+        status, html = client.request("GET", f"{link}consent/")
+        if status != 200:
+            raise RuntimeError(f"consent page: HTTP {status}")
+        status, _, _ = _htmx(client, f"{link}consent/", {"agree": "yes"})
+        if status not in (200, 302):
+            raise RuntimeError(f"consent: HTTP {status}")
+        page = f"/annotation/campaigns/{campaign}/"
+        t0 = time.perf_counter()
+        status, data, _ = _htmx(client, page, {"start": "1"})
+        next_ms.append((time.perf_counter() - t0) * 1000)
+        n = 0
+        while True:
+            if status != 200:
+                raise RuntimeError(f"item: HTTP {status}")
+            match = ASSIGNMENT.search(data)
+            if match is None:  # nothing left for them before their batch was full
+                break
+            n += 1
+            if reenter and n == 3:  # the link again, from a new browser: it resumes
+                other = Client(port)
+                status2, _ = other.request("GET", f"{link}?{query}")
+                if status2 != 302:
+                    errors.append(f"second entry: HTTP {status2}")
+                reentries += 1
+            time.sleep(rng.uniform(0.5 * think, 1.5 * think))
+            t0 = time.perf_counter()
+            status, data, _ = _htmx(
+                client,
+                page,
+                {
+                    "assignment": match.group(1).decode(),
+                    "answer": "switchable" if n % 2 else "not_switchable",
+                    "duration_ms": "2000",
+                },
+            )
+            elapsed = (time.perf_counter() - t0) * 1000
+            if status == 204:  # HX-Redirect: the batch is done, on to the completion code
+                submit_ms.append(elapsed)
+                answers += 1
+                finished += 1
+                break
+            submit_ms.append(elapsed)
+            answers += int(status == 200)
+    except Exception as exc:  # noqa: BLE001 - counted and reported
+        errors.append(f"{pid}: {exc}")
+    with stats.lock:
+        stats.entry_ms += entry_ms
+        stats.next_ms += next_ms
+        stats.submit_ms += submit_ms
+        stats.errors += errors
+        stats.answers += answers
+        stats.finished += finished
+        stats.reentries += reentries
+
+
+def db_check(campaign: str, participants: int) -> dict[str, int]:
+    from django.contrib.auth.models import User
+    from django.db.models import Count
+
+    from annotation.models import Campaign, CampaignItem, Judgment, Participant
+
+    c = Campaign.objects.get(name=campaign)
+    items = CampaignItem.objects.filter(campaign=c)
+    return {
+        "participants": Participant.objects.count(),
+        "distinct_ids": Participant.objects.values("external_id").distinct().count(),
+        "accounts": User.objects.filter(username__startswith="p").count(),
+        "judgments": Judgment.objects.filter(campaign_item__campaign=c).count(),
+        "items_past_k": items.filter(judgment_count__gt=c.judgments_per_item).count(),
+        "double_pairs": Judgment.objects.filter(campaign_item__campaign=c)
+        .values("campaign_item", "annotator")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .count(),
+        "expected": participants,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--participants", type=int, default=200)
+    parser.add_argument("--arrival", type=float, default=60.0, help="seconds over which participants arrive")
+    parser.add_argument("--think", type=float, default=3.0, help="mean seconds on an item")
+    parser.add_argument("--batch", type=int, default=10, help="items per participant")
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        sys.exit(
+            "set DATABASE_URL=postgres://USER:PASS@127.0.0.1:5432/winnow_bench (a database the bench may drop)"
+        )
+    print(f"fresh database {urllib.parse.urlparse(url).path.lstrip('/')} ...", flush=True)
+    fresh_database(url)
+    setup_django()
+    campaign, link = setup(args.participants, args.batch, args.k)
+    server = start_server(args.port, args.workers, args.threads)
+    stats = Stats()
+    rng = random.Random(7)
+    start = time.monotonic() + 1.0
+    arrivals = sorted(start + rng.uniform(0, args.arrival) for _ in range(args.participants))
+    threads = [
+        threading.Thread(
+            target=participant,
+            args=(args.port, link, campaign, f"BENCH{i:04d}", at, args.think, i % 10 == 0, stats),
+            daemon=True,
+        )
+        for i, at in enumerate(arrivals)
+    ]
+    print(
+        f"{args.participants} participants arriving over {args.arrival:g} s, think {args.think:g} s, "
+        f"batch {args.batch} ...",
+        flush=True,
+    )
+    began = time.monotonic()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=args.arrival + args.batch * args.think * 3 + 120)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    elapsed = time.monotonic() - began
+    db = db_check(campaign, args.participants)
+    print()
+    print(
+        f"gunicorn gthread {args.workers} workers x {args.threads} threads on {os.cpu_count()} cores, PostgreSQL; "
+        f"{elapsed:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    worst = 0.0
+    for name, values in (("entry", stats.entry_ms), ("next", stats.next_ms), ("submit", stats.submit_ms)):
+        p95 = percentile(values, 95)
+        worst = max(worst, p95)
+        print(
+            f"{name:>7}: n={len(values):>5}  p50 {percentile(values, 50):7.1f} ms  p95 {p95:7.1f} ms  "
+            f"max {max(values) if values else float('nan'):7.1f} ms"
+        )
+    print(
+        f"answers {stats.answers}, finished {stats.finished} of {args.participants}, second entries "
+        f"{stats.reentries}, errors {len(stats.errors)}"
+    )
+    for e in sorted(set(stats.errors))[:10]:
+        print(f"      error: {e}")
+    db_ok = (
+        db["participants"] == db["distinct_ids"] == db["accounts"] == args.participants
+        and db["items_past_k"] == 0
+        and db["double_pairs"] == 0
+        and db["judgments"] == stats.answers
+    )
+    print(
+        f"db check: {'ok' if db_ok else 'FAILED'} ({db['participants']} participants, {db['accounts']} accounts, "
+        f"{db['judgments']} judgments, {db['items_past_k']} items past K, {db['double_pairs']} double pairs)"
+    )
+    verdict = "meets" if worst < TARGET_P95_MS else "MISSES"
+    print(
+        f"target p95 < {TARGET_P95_MS:.0f} ms for entry, next and submit: worst {worst:.1f} ms, {verdict} the target"
+    )
+    sys.exit(0 if db_ok and not stats.errors else 1)
+
+
+if __name__ == "__main__":
+    main()
