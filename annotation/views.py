@@ -126,6 +126,7 @@ def _annotate_context(
     if study is not None:
         context["study"] = study
         context["study_token"] = crowd.study_link_token(study.link)
+        context["study_entry"] = crowd.participant_reentry_path(study)
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment

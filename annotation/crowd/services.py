@@ -27,6 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 
 from annotation.crowd.platforms import StudyEntryError, platform_spec
 from annotation.errors import AnnotationError
@@ -165,6 +166,15 @@ def study_link_path(link: StudyLink) -> str:
     path = reverse("crowd:enter", args=[study_link_token(link)])
     query = platform_spec(link.platform).link_query
     return f"{path}?{query}" if query else path
+
+
+def participant_reentry_path(participant: Participant) -> str:
+    """The link as the platform sent this participant (their id and the platform's other
+    ids): where a page takes them when their session has ended, since they have no
+    password to sign in with. Following it resumes them (:func:`participant_enter`)."""
+    spec = platform_spec(participant.link.platform)
+    params = {spec.id_param: participant.external_id, **participant.platform_ids}
+    return reverse("crowd:enter", args=[study_link_token(participant.link)]) + "?" + urlencode(params)
 
 
 def study_link_get(token: str, *, now: datetime | None = None, entered: bool = False) -> StudyLink:

@@ -25,6 +25,13 @@
     target.insertBefore(box, target.firstChild);
   }
   function signIn(target) {
+    // A crowd participant has no password: their study's link signs them in again.
+    var study = document.querySelector("[data-study-entry]");
+    if (study && study.getAttribute("data-study-entry")) {
+      say(target, "Your session has ended: taking you back into the study. What you typed is kept in this browser.");
+      window.location.assign(study.getAttribute("data-study-entry"));
+      return;
+    }
     say(target, "Your session has ended: taking you to sign in. What you typed is kept in this browser.");
     var here = window.location.pathname + window.location.search;
     window.location.assign(LOGIN + "?next=" + encodeURIComponent(here));

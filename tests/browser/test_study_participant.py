@@ -136,3 +136,31 @@ def test_who_fails_the_screening_gets_the_return_code(page, curator):
     assert page.locator("#completion-code").inner_text() == "BACK7"
     assert Participant.objects.get().state == "screened_out"
     assert not Judgment.objects.filter(campaign_item__is_gold=False).exists()
+
+
+def test_an_expired_session_brings_the_participant_back_through_the_link_with_the_answer(page, curator):
+    from django.contrib.sessions.models import Session
+
+    SchemaFactory.create_batch(3)
+    campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
+    link = crowd.study_link_create(campaign=campaign, platform="prolific", consent="ok", user=curator)
+    page.goto(_entry_url(link, "PID0003"))
+    page.check("#agree")
+    page.click("#start")
+    page.wait_for_url("**/annotation/campaigns/rw/**")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("textarea[name=text]")
+    lease = _in_hand(page)
+    page.locator("textarea[name=text]").fill("the trophy is the large one, so it cannot fit")
+    Session.objects.all().delete()  # the session ends mid-item
+    page.locator("textarea[name=text]").press("Enter")
+    # no password to sign in with: the study's link takes them back in, to the same item
+    page.wait_for_selector(".restored")
+    assert "/annotation/campaigns/rw/" in page.url and _in_hand(page) == lease
+    assert (
+        page.locator("textarea[name=text]").input_value() == "the trophy is the large one, so it cannot fit"
+    )
+    assert Participant.objects.get().entries == 2 and not Judgment.objects.exists()
+    page.locator("textarea[name=text]").press("Enter")
+    _after(page, lease)
+    assert Judgment.objects.get().text == "the trophy is the large one, so it cannot fit"
