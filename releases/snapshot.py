@@ -341,12 +341,18 @@ class LabelChoice:
         self.names = DATASET_LABELS.get(self.dataset, {})
         self.choice: dict[str, str] = dict(self.selection.get("label_sources") or {})
         for name, target in self.names.items():
-            rows = (
-                Label.objects.filter(name=name, **{f"{target}__in": self._targets(target)})
-                .select_related("source")
-                .order_by("updated_at", "id")
-            )
-            for label in rows.iterator(chunk_size=CHUNK):
+            # The items' ids read first, then their layers a chunk at a time: a subquery
+            # here (the selection's own subqueries inside) is planned per row on PostgreSQL.
+            ids = self._target_ids(target)
+            found: list[Label] = []
+            for start in range(0, len(ids), CHUNK):
+                found.extend(
+                    Label.objects.filter(
+                        name=name, **{f"{target}_id__in": ids[start : start + CHUNK]}
+                    ).select_related("source")
+                )
+            found.sort(key=lambda label: (label.updated_at, label.pk))
+            for label in found:
                 item = label.schema_id or label.reason_id or label.comve_item_id
                 assert item is not None
                 self.layers.setdefault((target, item, name), []).append(
@@ -354,16 +360,17 @@ class LabelChoice:
                 )
                 self.titles[label.source.name] = label.source.title
 
-    def _targets(self, target: str) -> QuerySet:
-        if self.dataset == ReleaseDataset.WSC or (
-            self.dataset == ReleaseDataset.WINOWHY and target == "schema"
-        ):
-            if self.dataset == ReleaseDataset.WINOWHY:
-                return reason_queryset(self.selection).values("schema_id")
-            return schema_queryset(self.selection).values("id")
+    def _target_ids(self, target: str) -> list[int]:
+        """The ids of the rows (``target``: schema, reason, comve_item) of the selection."""
+        values: Any
         if self.dataset == ReleaseDataset.WINOWHY:
-            return reason_queryset(self.selection).values("id")
-        return comve_queryset(self.dataset, self.selection).values("id")
+            field = "schema_id" if target == "schema" else "id"
+            values = reason_queryset(self.selection).values_list(field, flat=True)
+        elif self.dataset == ReleaseDataset.WSC:
+            values = schema_queryset(self.selection).values_list("id", flat=True)
+        else:
+            values = comve_queryset(self.dataset, self.selection).values_list("id", flat=True)
+        return sorted({int(i) for i in values if i is not None})
 
     def apply(self, payload: dict[str, Any], ids: dict[str, int]) -> dict[str, str]:
         """Set the payload's labels from the chosen sources; {label: source name}.
