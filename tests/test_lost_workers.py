@@ -80,7 +80,8 @@ class Broker:
 
         self.url = url
         self.prefix = f"winnow-test-{uuid.uuid4().hex[:10]}:"
-        self.app = Celery("winnow-test-sender", broker=url)
+        # not the current app: the shared tasks of later tests in this process would use it
+        self.app = Celery("winnow-test-sender", broker=url, set_as_current=False)
         self.app.conf.broker_transport_options = {"global_keyprefix": self.prefix}
 
     def send(self, name: str, queue: str, **kwargs: Any) -> None:
