@@ -80,8 +80,7 @@ class Broker:
 
         self.url = url
         self.prefix = f"winnow-test-{uuid.uuid4().hex[:10]}:"
-        # not the current app: the shared tasks of later tests in this process would use it
-        self.app = Celery("winnow-test-sender", broker=url, set_as_current=False)
+        self.app = Celery("winnow-test-sender", broker=url)  # current while the test runs
         self.app.conf.broker_transport_options = {"global_keyprefix": self.prefix}
 
     def send(self, name: str, queue: str, **kwargs: Any) -> None:
@@ -94,6 +93,11 @@ class Broker:
         for key in client.scan_iter(f"{self.prefix}*"):
             client.delete(key)
         self.app.close()
+        # Winnow's app current again: shared tasks of later tests in this process (a
+        # release build on commit) would otherwise still go to this test's broker
+        from config.celery import app
+
+        app.set_current()
 
 
 class Worker:
