@@ -262,6 +262,17 @@ def _pasted_url(request: HttpRequest, link: StudyLink) -> str:
     return request.build_absolute_uri(path) + (f"?{query}" if query else "")
 
 
+#: The study link's optional numbers: screening, batch and quality control.
+QUALITY_FIELDS = (
+    "screening_items",
+    "pass_mark",
+    "batch_size",
+    "min_seconds",
+    "gold_pause_below",
+    "gold_pause_after",
+)
+
+
 def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
@@ -287,12 +298,8 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
                     expires_at=expires,
                     completion_code=form.cleaned_data["completion_code"],
                     return_code=form.cleaned_data["return_code"],
-                    screening_items=_or(form.cleaned_data["screening_items"], 0),
-                    pass_mark=_or(form.cleaned_data["pass_mark"], 0.8),
-                    batch_size=_or(form.cleaned_data["batch_size"], 0),
-                    min_seconds=_or(form.cleaned_data["min_seconds"], 0.0),
-                    gold_pause_below=_or(form.cleaned_data["gold_pause_below"], 0.0),
-                    gold_pause_after=_or(form.cleaned_data["gold_pause_after"], 3),
+                    # a field left empty takes study_link_create's default (defined there only)
+                    **{f: form.cleaned_data[f] for f in QUALITY_FIELDS if form.cleaned_data[f] is not None},
                     user=request.user,
                 )
             except AnnotationError as error:
