@@ -15,6 +15,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.agreement import stats as ag
+from annotation.crowd.services import participant_of
 from annotation.errors import AnnotatorPaused, AssignmentRefused, CampaignNotActive
 from annotation.models import (
     Adjudication,
@@ -27,7 +28,6 @@ from annotation.models import (
     CampaignStatus,
     Judgment,
     JudgmentRevision,
-    Participant,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import ContextLine, TaskType, task_type
@@ -40,12 +40,11 @@ def campaign_list(*, user: Any) -> QuerySet[Campaign]:
         return Campaign.objects.all()
     if user_can_annotate(user):
         campaigns = Campaign.objects.filter(status=CampaignStatus.ACTIVE, imported=False)
-        # A crowd participant (annotation.crowd) sees only the campaign of their study link.
-        joined = Participant.objects.filter(user_id=int(getattr(user, "pk", 0) or 0)).values(
-            "link__campaign_id"
-        )
-        if joined.exists():
-            campaigns = campaigns.filter(pk__in=joined)
+        # A crowd participant (annotation.crowd) sees only the campaign of their study link;
+        # participant_of reads once per request, and the annotate page asks it too.
+        participant = participant_of(user)
+        if participant is not None:
+            campaigns = campaigns.filter(pk=participant.link.campaign_id)
         return campaigns
     return Campaign.objects.none()
 
