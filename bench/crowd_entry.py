@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from annotation_load import Client, fresh_database, percentile, setup_django, start_server  # noqa: E402
+from annotation_load import Client, db_check, fresh_database, percentile, setup_django, start_server  # noqa: E402
 
 TARGET_P95_MS = 150.0
 ASSIGNMENT = re.compile(rb'name="assignment" value="(\d+)"')
@@ -184,26 +184,18 @@ def participant(
         stats.reentries += reentries
 
 
-def db_check(campaign: str, participants: int) -> dict[str, int]:
+def crowd_check(campaign: str) -> dict[str, int]:
+    """The annotation bench's database check (judgments, items past K, double pairs) and
+    the participants: one participant and one account per id."""
     from django.contrib.auth.models import User
-    from django.db.models import Count
 
-    from annotation.models import Campaign, CampaignItem, Judgment, Participant
+    from annotation.models import Participant
 
-    c = Campaign.objects.get(name=campaign)
-    items = CampaignItem.objects.filter(campaign=c)
     return {
+        **db_check(campaign),
         "participants": Participant.objects.count(),
         "distinct_ids": Participant.objects.values("external_id").distinct().count(),
         "accounts": User.objects.filter(username__startswith="p").count(),
-        "judgments": Judgment.objects.filter(campaign_item__campaign=c).count(),
-        "items_past_k": items.filter(judgment_count__gt=c.judgments_per_item).count(),
-        "double_pairs": Judgment.objects.filter(campaign_item__campaign=c)
-        .values("campaign_item", "annotator")
-        .annotate(n=Count("pk"))
-        .filter(n__gt=1)
-        .count(),
-        "expected": participants,
     }
 
 
@@ -257,7 +249,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     elapsed = time.monotonic() - began
-    db = db_check(campaign, args.participants)
+    db = crowd_check(campaign)
     print()
     print(
         f"gunicorn gthread {args.workers} workers x {args.threads} threads on {os.cpu_count()} cores, PostgreSQL; "
