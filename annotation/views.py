@@ -100,29 +100,57 @@ def campaign_agreement_compute(request: HttpRequest, name: str) -> HttpResponse:
     return redirect("annotation:dashboard")
 
 
+def _study_progress(study: Any) -> tuple[selectors.MyProgress | None, str]:
+    """What a crowd participant's progress line counts: their qualification questions
+    while screening, else their batch (not the campaign's items, which are not theirs to
+    finish). (None, "") when their link sets neither."""
+    link = study.link
+    if study.state == ParticipantState.SCREENING and link.screening_items:
+        done, total, kind = study.screening_seen, link.screening_items, "screening"
+    elif link.batch_size:
+        done, total, kind = study.answered, link.batch_size, "batch"
+    else:
+        return None, ""
+    return selectors.MyProgress(done=done, remaining=max(0, total - done), paused=False), kind
+
+
 def _annotate_context(
     request: HttpRequest,
     campaign: Any,
     assignment: Assignment | None,
     progress: selectors.MyProgress | None = None,
+    *,
+    answered_item: int | None = None,
+    lazy_recent: bool = False,
     **extra: Any,
 ) -> dict:
+    """The item page's context. ``answered_item``: the item of the answer just recorded
+    (the latest, so the one Previous opens: no query for it). ``lazy_recent``: the list of
+    recent answers is fetched when its fold is opened (an htmx answer's response carries
+    only what the next item needs)."""
     spec = task_spec(campaign.task)
     judgment = extra.get("review")
-    previous_item, next_item = selectors.judgment_neighbours(
-        campaign=campaign, annotator=request.user, judgment=judgment
-    )
+    if answered_item is not None and judgment is None:
+        previous_item, next_item = answered_item, None
+    else:
+        previous_item, next_item = selectors.judgment_neighbours(
+            campaign=campaign, annotator=request.user, judgment=judgment
+        )
     context: dict[str, Any] = {
         "campaign": campaign,
         "spec": spec,
         "assignment": assignment,
-        "progress": progress or selectors.my_progress(campaign=campaign, annotator=request.user),
-        "recent": selectors.judgment_recent(campaign=campaign, annotator=request.user),
+        "recent": [] if lazy_recent else selectors.judgment_recent(campaign=campaign, annotator=request.user),
+        "lazy_recent": lazy_recent,
         "previous_item": previous_item,
         "next_item": next_item,
         **extra,
     }
     study = crowd.participant_of(request.user)  # a crowd participant finishes with a code
+    study_progress, context["progress_of"] = _study_progress(study) if study is not None else (None, "")
+    context["progress"] = (
+        study_progress or progress or selectors.my_progress(campaign=campaign, annotator=request.user)
+    )
     if study is not None:
         context["study"] = study
         context["study_token"] = crowd.study_link_token(study.link)
@@ -208,7 +236,9 @@ def _study_finished(request: HttpRequest) -> HttpResponse:
     return redirect(url)
 
 
-def _go_on(request: HttpRequest, campaign: Campaign, *, lease: bool) -> HttpResponse:
+def _go_on(
+    request: HttpRequest, campaign: Campaign, *, lease: bool, answered_item: int | None = None
+) -> HttpResponse:
     """After an answer, a skip or a change: the next item (leased when ``lease``, else
     the one in hand), as a fragment whose URL htmx pushes, or without JavaScript a
     redirect to that item's address (so Back returns to the item before, not a new one)."""
@@ -231,9 +261,11 @@ def _go_on(request: HttpRequest, campaign: Campaign, *, lease: bool) -> HttpResp
     if not _htmx(request):
         return redirect(url)
     context = (
-        _annotate_context(request, campaign, following, refused=refused)
+        _annotate_context(
+            request, campaign, following, refused=refused, answered_item=answered_item, lazy_recent=True
+        )
         if lease or following is not None
-        else _current_page(request, campaign)
+        else _current_page(request, campaign, lazy_recent=True)
     )
     return push_url(_render_item(request, context), url)
 
@@ -277,6 +309,7 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
             else f"Item {item_id} is no longer held for you."
         )
         return _render_item(request, _current_page(request, campaign, note=note))
+    answered_item: int | None = None
     if "assignment" in request.POST:
         # The annotator's own lease decides the campaign: an answer on an item in hand is
         # recorded even if the campaign was closed meanwhile.
@@ -292,6 +325,8 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
             context = _annotate_context(request, campaign, assignment, error=str(exc), posted=request.POST)
             return _render_item(request, context, status=200 if _htmx(request) else 400)
         else:
+            if result.created:  # the latest answer now: Previous opens it
+                answered_item = assignment.campaign_item_id
             participant = crowd.participant_of(request.user)
             if participant is not None and result.created:
                 crowd.study_after_answer(
@@ -309,7 +344,7 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
                 )
     else:
         campaign = selectors.campaign_get(user=request.user, name=name)
-    return _go_on(request, campaign, lease=True)
+    return _go_on(request, campaign, lease=True, answered_item=answered_item)
 
 
 def _own_assignment(request: HttpRequest, name: str, field: str = "assignment") -> Assignment:
@@ -321,6 +356,19 @@ def _own_assignment(request: HttpRequest, name: str, field: str = "assignment") 
     if assignment.campaign_item.campaign.name != name:
         raise Http404("No such assignment in this campaign")
     return assignment
+
+
+@login_required
+def campaign_recent(request: HttpRequest, name: str) -> HttpResponse:
+    """The annotator's own recent answers in a campaign, as the list the item page's fold
+    fetches when opened (after an htmx answer the fold is filled on demand)."""
+    _require(user_can_annotate, request)
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    context = {
+        "campaign": campaign,
+        "recent": selectors.judgment_recent(campaign=campaign, annotator=request.user),
+    }
+    return render(request, "annotation/campaign_annotate.html#recent-list", context)
 
 
 @login_required

@@ -153,10 +153,16 @@ def db_check(name: str) -> dict[str, int]:
 class Client:
     """One annotator: a keep-alive connection with its session and CSRF cookies."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, source: str | None = None) -> None:
         self.port = port
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        # ``source``: the loopback address this client connects from (127.x.y.z), so that
+        # simulated people each have their own address, as they would on the internet
+        self.source = (source, 0) if source else None
+        self.conn = self._connect()
         self.cookies: dict[str, str] = {}
+
+    def _connect(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=60, source_address=self.source)
 
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
         h = {"Host": f"127.0.0.1:{self.port}", **(headers or {})}
@@ -171,7 +177,7 @@ class Client:
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 # a keep-alive connection closed by the server: reconnect once
                 self.conn.close()
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                self.conn = self._connect()
                 if attempt:
                     raise
         for header, value in response.getheaders():

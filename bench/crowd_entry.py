@@ -9,7 +9,8 @@ What it does, from nothing:
    it to Prolific with a batch of --batch items per participant;
 2. starts the app with gunicorn (gthread workers, config/gunicorn.conf.py) on 127.0.0.1;
 3. --participants simulated people arrive at random moments over --arrival seconds, each
-   on a connection of its own, as a browser with htmx would: follow the link with a
+   on a connection of its own from a loopback address of its own (127.1.x.y: entry is
+   rate limited per address), as a browser with htmx would: follow the link with a
    Prolific id (*entry*), read the consent and agree, Start (*next*: the first item
    leased), then think (uniform between half and one and a half times --think) and
    answer, which records the answer and leases the next item (*submit*), until their batch
@@ -112,7 +113,15 @@ def _htmx(client: Client, path: str, form: dict[str, str]) -> tuple[int, bytes, 
 
 
 def participant(
-    port: int, link: str, campaign: str, pid: str, arrive_at: float, think: float, reenter: bool, stats: Stats
+    port: int,
+    link: str,
+    campaign: str,
+    pid: str,
+    address: str,
+    arrive_at: float,
+    think: float,
+    reenter: bool,
+    stats: Stats,
 ) -> None:
     rng = random.Random(pid)
     entry_ms: list[float] = []
@@ -122,7 +131,7 @@ def participant(
     answers = finished = reentries = 0
     query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": f"s-{pid}"})
     time.sleep(max(0.0, arrive_at - time.monotonic()))
-    client = Client(port)
+    client = Client(port, source=address)
     try:
         t0 = time.perf_counter()
         status, _ = client.request("GET", f"{link}?{query}")
@@ -148,7 +157,7 @@ def participant(
                 break
             n += 1
             if reenter and n == 3:  # the link again, from a new browser: it resumes
-                other = Client(port)
+                other = Client(port, source=address)
                 status2, _ = other.request("GET", f"{link}?{query}")
                 if status2 != 302:
                     errors.append(f"second entry: HTTP {status2}")
@@ -182,6 +191,12 @@ def participant(
         stats.answers += answers
         stats.finished += finished
         stats.reentries += reentries
+
+
+def _address(i: int) -> str:
+    """Participant i's own loopback address (127.0.0.2 onwards): people reach a study from
+    their own addresses, and entry is rate limited per address (60 a minute)."""
+    return f"127.1.{i // 250 % 250}.{i % 250 + 2}"
 
 
 def crowd_check(campaign: str) -> dict[str, int]:
@@ -229,7 +244,7 @@ def main() -> None:
     threads = [
         threading.Thread(
             target=participant,
-            args=(args.port, link, campaign, f"BENCH{i:04d}", at, args.think, i % 10 == 0, stats),
+            args=(args.port, link, campaign, f"BENCH{i:04d}", _address(i), at, args.think, i % 10 == 0, stats),
             daemon=True,
         )
         for i, at in enumerate(arrivals)

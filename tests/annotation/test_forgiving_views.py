@@ -72,6 +72,35 @@ def test_the_current_item_links_to_the_previous_one_and_lists_recent_answers(cli
     assert "data-lease-expires" in html and "Held for you until" in html
 
 
+def test_an_htmx_answer_brings_the_next_item_and_its_recent_answers_on_demand(
+    client, annotator, campaign, django_assert_max_num_queries
+):
+    first = _answered(campaign, annotator)
+    lease = assignment_next(campaign=campaign, annotator=annotator)
+    assert lease is not None
+    client.force_login(annotator)
+    client.get(_page(campaign))  # the session is read once: the count below is the answer's
+    # what the answer costs: the session, the lease, the judgment, the next lease, the
+    # progress and the next item (no recent-answers list, no look-up of the previous item)
+    with django_assert_max_num_queries(17):
+        response = client.post(_page(campaign), {"assignment": lease.pk, "answer": "not_switchable"}, headers=HX)
+    html = response.content.decode()
+    # Previous opens the answer just given; the list itself is not in the fragment
+    assert f'href="{_page(campaign, lease.campaign_item_id)}" id="previous-item"' in html
+    assert "<li><a href" not in html
+    recent_url = reverse("annotation:campaign-recent", args=[campaign.name])
+    assert f'hx-get="{recent_url}" hx-trigger="toggle once"' in html and "Loading" in html
+    # opening the fold fetches the list, newest first, the changed answer marked
+    client.post(
+        reverse("annotation:item-change", args=[campaign.name, first.campaign_item_id]),
+        {"answer": "not_switchable"},
+    )
+    listing = client.get(recent_url, headers=HX).content.decode()
+    assert listing.lstrip().startswith("<ol>")
+    assert re.findall(r"\?item=(\d+)", listing) == [str(lease.campaign_item_id), str(first.campaign_item_id)]
+    assert listing.count("(changed)") == 1
+
+
 def test_changing_an_answer_without_javascript_returns_to_the_item_in_hand(client, annotator, campaign):
     first = _answered(campaign, annotator, "switchable")
     current = assignment_next(campaign=campaign, annotator=annotator)

@@ -156,6 +156,10 @@ def test_a_participant_sees_only_their_campaign_items_and_progress(
     assert client.get(reverse("annotation:campaign-annotate", args=[other.name])).status_code == 404
     page = client.get(reverse("annotation:campaign-annotate", args=["sw"])).content.decode()
     assert "0 done" in page  # their own progress, not the annotator's judgment
+    # their recent answers: none (the annotator's answer on the same campaign is not theirs)
+    recent = client.get(reverse("annotation:campaign-recent", args=["sw"])).content.decode()
+    assert "No answers yet." in recent and f"?item={lease.campaign_item_id}" not in recent
+    assert client.get(reverse("annotation:campaign-recent", args=[other.name])).status_code == 404
     # another's assignment cannot be answered
     foreign = Assignment.objects.create(
         campaign_item=campaign.items.exclude(pk=lease.campaign_item_id).first(),

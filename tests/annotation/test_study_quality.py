@@ -81,6 +81,31 @@ def test_a_participant_who_passes_the_screening_works_a_batch_then_gets_the_code
     assert link.completion_code in page and "NOPE1" not in page
 
 
+def test_the_progress_line_counts_the_qualification_then_the_batch(client, campaign, curator):
+    """A participant's progress is theirs to finish: the screening questions, then their
+    batch; not the campaign's items."""
+    _join(client, _link(campaign, curator, screening_items=3, pass_mark=0.6, batch_size=2), "LINE1")
+    url = reverse("annotation:campaign-annotate", args=["sw"])
+    participant = Participant.objects.get()
+    response = client.post(url, {"start": "1"}, headers={"HX-Request": "true"})
+    assert "Qualification: 0 of 3 answered" in response.content.decode()
+    for _ in range(3):
+        lease = Assignment.objects.get(annotator=participant.user, status="leased")
+        response = client.post(
+            url,
+            {"assignment": lease.pk, "answer": _right(lease.campaign_item)},
+            headers={"HX-Request": "true"},
+        )
+    html = response.content.decode()
+    assert "0 of 2 done in your batch" in html and "about" not in html
+    lease = Assignment.objects.get(annotator=participant.user, status="leased")
+    assert not lease.campaign_item.is_gold
+    html = client.post(
+        url, {"assignment": lease.pk, "answer": "switchable"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "1 of 2 done in your batch" in html
+
+
 def test_who_fails_the_screening_ends_politely_with_the_return_code(client, campaign, curator):
     link = _link(campaign, curator, screening_items=3, pass_mark=0.6)
     token = _join(client, link, "FAIL1")

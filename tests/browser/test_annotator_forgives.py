@@ -88,6 +88,10 @@ def test_a_participant_finishes_by_keyboard_goes_back_changes_one_and_skips_one(
     _press_on_page(page, "n", "Enter")
     page.wait_for_selector("#done")
     assert Judgment.objects.count() == 3
+    # the recent answers come when their fold is opened (an answer's response leaves them out)
+    assert page.locator("#recent li").count() == 1 and "Loading" in page.locator("#recent").text_content()
+    page.click("#recent summary")
+    page.wait_for_function("() => document.querySelectorAll('#recent li a').length === 3")
     assert "(changed)" in page.locator("#recent").text_content()
 
 
