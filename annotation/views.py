@@ -130,6 +130,8 @@ def _annotate_context(
     only what the next item needs)."""
     spec = task_spec(campaign.task)
     judgment = extra.get("review")
+    previous_item: int | None
+    next_item: int | None
     if answered_item is not None and judgment is None:
         previous_item, next_item = answered_item, None
     else:

@@ -244,7 +244,17 @@ def main() -> None:
     threads = [
         threading.Thread(
             target=participant,
-            args=(args.port, link, campaign, f"BENCH{i:04d}", _address(i), at, args.think, i % 10 == 0, stats),
+            args=(
+                args.port,
+                link,
+                campaign,
+                f"BENCH{i:04d}",
+                _address(i),
+                at,
+                args.think,
+                i % 10 == 0,
+                stats,
+            ),
             daemon=True,
         )
         for i, at in enumerate(arrivals)

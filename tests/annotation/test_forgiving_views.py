@@ -83,7 +83,9 @@ def test_an_htmx_answer_brings_the_next_item_and_its_recent_answers_on_demand(
     # what the answer costs: the session, the lease, the judgment, the next lease, the
     # progress and the next item (no recent-answers list, no look-up of the previous item)
     with django_assert_max_num_queries(17):
-        response = client.post(_page(campaign), {"assignment": lease.pk, "answer": "not_switchable"}, headers=HX)
+        response = client.post(
+            _page(campaign), {"assignment": lease.pk, "answer": "not_switchable"}, headers=HX
+        )
     html = response.content.decode()
     # Previous opens the answer just given; the list itself is not in the fragment
     assert f'href="{_page(campaign, lease.campaign_item_id)}" id="previous-item"' in html
