@@ -5,11 +5,12 @@ from typing import Any
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from annotation.models import Participant
-from core.roles import Actor, user_is_annotator, user_is_curator
+from core.roles import Actor, user_is_annotator, user_is_curator, user_is_participant
 
 
 def user_can_annotate(user: Actor) -> bool:
-    return user_is_annotator(user)
+    """Annotators, and crowd participants (in their study's campaign only: selectors)."""
+    return user_is_annotator(user) or user_is_participant(user)
 
 
 def user_can_curate(user: Actor) -> bool:

@@ -6,21 +6,26 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import caches
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.templatetags.static import static
 
 from annotation import selectors as annotation_selectors
+from annotation.crowd.services import participant_of
 from annotation.tasks_registry import task_spec
 from config.celery import app as celery_app
 from core.cache import cache_probe
-from core.roles import user_is_annotator, user_is_curator
+from core.roles import user_is_annotator, user_is_curator, user_is_participant
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """The start page: links to what the user's roles allow; an annotator also sees the
     campaigns open to them, each with their own progress; a curator the items awaiting
-    review and a link to the dashboard."""
+    review and a link to the dashboard. A crowd participant goes on with their study."""
+    if user_is_participant(request.user):
+        participant = participant_of(request.user)
+        if participant is not None:
+            return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
     context: dict[str, Any] = {}
     if user_is_annotator(request.user):
         context["my_campaigns"] = [

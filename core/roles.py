@@ -1,4 +1,5 @@
-"""The three roles of DESIGN section 1, as Django groups, and their predicates."""
+"""The three roles of DESIGN section 1, as Django groups, and their predicates; and the
+crowd participant, who may only annotate their own study's campaign."""
 
 from typing import Any
 
@@ -14,6 +15,13 @@ class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
     CURATOR = "curator", "Curator"
     RESEARCHER = "researcher", "Researcher"
+    #: a crowd worker who came through a study link (annotation.crowd): annotates their
+    #: study's campaign and sees nothing else (no releases: they hold answers)
+    PARTICIPANT = "participant", "Crowd participant"
+
+
+#: The roles of the project's own people (DESIGN section 1); a superuser holds these.
+TEAM_ROLES = frozenset({Role.ANNOTATOR.value, Role.CURATOR.value, Role.RESEARCHER.value})
 
 
 #: The acting user as a view hands it over (``request.user``): Winnow's user model
@@ -56,7 +64,7 @@ def user_roles(user: Actor) -> set[str]:
     if not isinstance(user, User) or not user.is_active:
         return set()
     if user.is_superuser:
-        return {r.value for r in Role}
+        return set(TEAM_ROLES)
     cached = getattr(user, "_winnow_roles", None)
     if cached is None:
         key = _roles_key(user.pk)
@@ -95,12 +103,22 @@ def user_is_researcher(user: Actor) -> bool:
     return user_has_role(user, Role.RESEARCHER)
 
 
+def user_is_participant(user: Actor) -> bool:
+    return user_has_role(user, Role.PARTICIPANT)
+
+
+def user_in_team(user: Actor) -> bool:
+    """Holds one of the three roles of DESIGN section 1 (a crowd participant holds none)."""
+    return bool(user_roles(user) & TEAM_ROLES)
+
+
 def roles_context(request: HttpRequest) -> dict[str, Any]:
     roles = user_roles(request.user)
     return {
         "is_annotator": Role.ANNOTATOR.value in roles,
         "is_curator": Role.CURATOR.value in roles,
         "is_researcher": Role.RESEARCHER.value in roles,
+        "is_participant": Role.PARTICIPANT.value in roles,
     }
 
 

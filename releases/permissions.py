@@ -4,7 +4,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from core.roles import Actor, user_is_curator, user_roles
+from core.roles import Actor, user_in_team, user_is_curator
 from releases.models import Release, ReleaseStatus
 
 
@@ -23,7 +23,7 @@ def user_can_see_drafts(*, user: Actor) -> bool:
 
 def user_can_view_release(*, user: Actor, release: Release) -> bool:
     if release.status == ReleaseStatus.PUBLISHED:
-        return bool(user_roles(user))
+        return user_in_team(user)
     return user_can_see_drafts(user=user)
 
 
@@ -33,7 +33,8 @@ def user_can_change_release(*, user: Actor, release: Release) -> bool:
 
 
 class HasAnyRole(BasePermission):
-    """Published releases are for anyone with a role (researchers above all)."""
+    """Published releases are for anyone with a role of the team (researchers above all);
+    not for crowd participants, who would find the answers of their items there."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
-        return bool(user_roles(request.user))
+        return user_in_team(request.user)

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from core.roles import user_roles
+from core.roles import user_in_team
 from releases import selectors, services
 from releases.card_html import card_html
 from releases.errors import (
@@ -30,7 +30,7 @@ from releases.permissions import user_can_create_release
 
 
 def _require_role(request: HttpRequest) -> None:
-    if not user_roles(request.user):
+    if not user_in_team(request.user):
         raise PermissionDenied("releases are for accounts with a role")
 
 

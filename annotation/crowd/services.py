@@ -245,7 +245,7 @@ def participant_enter(*, link: StudyLink, params: dict[str, Any]) -> Entry:
                 user = get_user_model().objects.create_user(username=_username(link, external_id))
                 user.set_unusable_password()
                 user.save(update_fields=["password"])
-                user.groups.add(Group.objects.get_or_create(name=Role.ANNOTATOR.value)[0])
+                user.groups.add(Group.objects.get_or_create(name=Role.PARTICIPANT.value)[0])
                 existing = Participant.objects.create(
                     link=link, external_id=external_id, user=user, platform_ids=kept
                 )

@@ -1,9 +1,11 @@
 """campaign_create and the manage.py command."""
 
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Campaign, CampaignItem
+from annotation.models import Campaign, CampaignItem, StudyLink
 from annotation.services import CampaignError, campaign_annotator_pause, campaign_create
 from annotation.tasks_registry import TASKS
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
@@ -156,6 +158,21 @@ def test_annotation_demo_creates_one_campaign_per_task_once(capsys):
     call_command("annotation_demo")
     assert Campaign.objects.count() == 8
     assert "demo-plausibility: exists" in capsys.readouterr().out
+
+
+def test_annotation_demo_opens_a_study_link_once_that_a_participant_can_follow(client, curator, capsys):
+    SchemaFactory.create_batch(6, collection="demo")
+    call_command("annotation_demo", "--curator", curator.username)
+    call_command("annotation_demo", "--curator", curator.username)
+    link = StudyLink.objects.get()  # once, though run twice
+    assert (link.campaign.name, link.platform, link.batch_size) == ("demo-switchability", "prolific", 5)
+    out = capsys.readouterr().out
+    assert out.count("study link: created") == 1 and "{{%PROLIFIC_PID%}}" in out
+    trial = re.search(r"enter as a participant: (\S+)", out)
+    assert trial is not None
+    entry = client.get(trial.group(1))
+    assert entry.status_code == 302 and "consent" in entry["Location"]
+    assert "You will judge 5 sentence pairs" in client.get(entry["Location"]).content.decode()
 
 
 def test_annotation_demo_skips_tasks_without_items(capsys):

@@ -217,3 +217,24 @@ def test_curator_opens_and_closes_links_and_bad_input_is_named(client, campaign,
         crowd.study_link_create(campaign=campaign, platform="link", consent="x", user=annotator)
     with pytest.raises(StudyEntryError):
         crowd.study_link_create(campaign=campaign, platform="nope", consent="x", user=curator)
+
+
+def test_existing_participants_move_from_the_annotator_to_the_participant_role(client, link, annotator):
+    """The data migration (annotation 0010) on a database whose participants were made
+    annotators: they hold the participant role after it, and ordinary annotators keep theirs."""
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("annotation.migrations.0010_participant_role")
+    _enter(client, link)
+    user = Participant.objects.get().user
+    migration.backwards(apps, SimpleNamespace(connection=connection))  # as before the role
+    assert list(user.groups.values_list("name", flat=True)) == ["annotator"]
+    migration.forwards(apps, SimpleNamespace(connection=connection))
+    assert list(user.groups.values_list("name", flat=True)) == ["participant"]
+    assert list(annotator.groups.values_list("name", flat=True)) == ["annotator"]
+    migration.forwards(apps, SimpleNamespace(connection=connection))  # again: nothing doubled
+    assert user.groups.count() == 1

@@ -107,3 +107,32 @@ def test_a_curator_on_a_draft_page_approves_it_there_not_in_the_admin(
     page = client.get(reverse("releases:release-detail", args=[draft.name, draft.version])).content.decode()
     assert reverse("releases:release-approve", args=[draft.name, draft.version]) in page
     assert reverse("admin:releases_release_changelist") not in page
+
+
+def test_a_crowd_participant_sees_no_release_page_api_or_file(client, release, curator):
+    """A participant of a study link holds the participant role, not the annotator role:
+    the published releases hold the answers of the items they are checked on."""
+    from annotation.crowd import services as crowd
+    from annotation.services import campaign_create
+
+    campaign = campaign_create(name="sw", task="switchability", items="schemas", k=2)
+    link = crowd.study_link_create(campaign=campaign, platform="link", consent="ok", user=curator)
+    client.get(crowd.study_link_path(link).split("?")[0], {"pid": "crowd-1"})
+    client.post(reverse("crowd:consent", args=[crowd.study_link_token(link)]), {"agree": "yes"})
+    assert client.get(reverse("releases:release-list")).status_code == 403
+    assert (
+        client.get(reverse("releases:release-detail", args=[release.name, release.version])).status_code
+        == 403
+    )
+    for file in release.files.all():
+        url = reverse("releases:release-download", args=[release.name, release.version, file.name])
+        assert client.get(url).status_code in (403, 404)
+    assert client.get("/api/releases/").status_code == 403
+    assert client.get(f"/api/releases/{release.name}/{release.version}/").status_code == 403
+    # what they do see: their study, with no menu and no account name
+    home = client.get(reverse("home"))
+    assert home.status_code == 302 and home["Location"] == reverse(
+        "annotation:campaign-annotate", args=["sw"]
+    )
+    page = client.get(home["Location"]).content.decode()
+    assert "Study participant" in page and 'href="/releases/' not in page and ">Annotation<" not in page

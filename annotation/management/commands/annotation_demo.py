@@ -1,12 +1,24 @@
-"""manage.py annotation_demo: one demo campaign per task over the demo items (safe to run again)."""
+"""manage.py annotation_demo: one demo campaign per task over the demo items, and a
+Prolific study link on the switchability campaign (safe to run again)."""
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
-from annotation.models import Campaign
+from annotation.crowd.services import study_link_create, study_link_path, study_link_token
+from annotation.models import Campaign, StudyLink
 from annotation.services import CampaignError, campaign_create
+
+#: the demo's study: what a participant reads before the first item
+DEMO_CONSENT = (
+    "This is Winnow's demo study. You will judge 5 sentence pairs (about 2 minutes). "
+    "Your answers are stored under your Prolific id only, used to build a benchmark, "
+    "and you may stop at any time by closing the page."
+)
 
 # name, task, items, filters (the collection / dataset is added from the options)
 DEMO_CAMPAIGNS: list[tuple[str, str, str, dict[str, str]]] = [
@@ -28,6 +40,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--collection", default="demo", help="schemas/reasons collection to use")
         parser.add_argument("--dataset", default="demo", help="ComVE dataset to use")
+        parser.add_argument(
+            "--curator", default="curator", help="username of the curator who opens the demo study link"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if getattr(settings, "WINNOW_PRODUCTION", False):
@@ -55,3 +70,28 @@ class Command(BaseCommand):
                 self.stdout.write(f"{name}: skipped ({exc})")
                 continue
             self.stdout.write(f"{name}: created with {campaign.items.count()} items")
+        self._study_link(opts["curator"])
+
+    def _study_link(self, username: str) -> None:
+        """demo-switchability opened to Prolific: batches of 5, answers under 2 s flagged."""
+        campaign = Campaign.objects.filter(name="demo-switchability").first()
+        curator = get_user_model().objects.filter(username=username).first()
+        if campaign is None or curator is None:
+            self.stdout.write("study link: skipped (needs demo-switchability and the curator)")
+            return
+        link = StudyLink.objects.filter(campaign=campaign).order_by("pk").first()
+        if link is None:
+            link = study_link_create(
+                campaign=campaign,
+                platform="prolific",
+                consent=DEMO_CONSENT,
+                completion_code="DEMO5DONE",
+                batch_size=5,
+                min_seconds=2,
+                user=curator,
+            )
+            self.stdout.write("study link: created on demo-switchability (Prolific, batches of 5)")
+        token = study_link_token(link)
+        trial = urlencode({"PROLIFIC_PID": "DEMO-PARTICIPANT-1", "STUDY_ID": "demo", "SESSION_ID": "demo-1"})
+        self.stdout.write(f"  the link to paste into Prolific: {study_link_path(link)}")
+        self.stdout.write(f"  enter as a participant: {reverse('crowd:enter', args=[token])}?{trial}")
