@@ -64,6 +64,31 @@
       signIn(e.detail.target);
     }
   });
+  // A participant who reloads a page after their session ended gets the full sign-in
+  // page (no htmx to catch it): the way back into their study is remembered in this
+  // browser and offered there (#login-study).
+  var STUDY_KEY = "winnow.study-entry";
+  function remember() {
+    var study = document.querySelector("[data-study-entry]");
+    try {
+      if (study && study.getAttribute("data-study-entry")) {
+        window.localStorage.setItem(STUDY_KEY, study.getAttribute("data-study-entry"));
+      }
+      var note = document.getElementById("login-study");
+      var entry = window.localStorage.getItem(STUDY_KEY);
+      if (note && entry && entry.charAt(0) === "/" && entry.charAt(1) !== "/") {
+        var p = document.createElement("p");
+        var a = document.createElement("a");
+        a.href = entry;
+        a.id = "back-to-study";
+        a.className = "button primary";
+        a.textContent = "Back to your study";
+        p.appendChild(a);
+        note.appendChild(p);
+      }
+    } catch (err) { /* storage refused (private mode): the note's words remain */ }
+  }
+  remember();
   document.addEventListener("htmx:sendError", function (e) {
     say(e.detail.target, "The server did not answer: check the connection and try again. What you typed is kept.");
   });

@@ -91,7 +91,7 @@ def test_an_htmx_answer_brings_the_next_item_and_its_recent_answers_on_demand(
     assert f'href="{_page(campaign, lease.campaign_item_id)}" id="previous-item"' in html
     assert "<li><a href" not in html
     recent_url = reverse("annotation:campaign-recent", args=[campaign.name])
-    assert f'hx-get="{recent_url}" hx-trigger="toggle once"' in html and "Loading" in html
+    assert f'hx-get="{recent_url}" hx-trigger="toggle"' in html and "Loading" in html
     # opening the fold fetches the list, newest first, the changed answer marked
     client.post(
         reverse("annotation:item-change", args=[campaign.name, first.campaign_item_id]),

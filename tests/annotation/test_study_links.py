@@ -238,3 +238,14 @@ def test_existing_participants_move_from_the_annotator_to_the_participant_role(c
     assert list(annotator.groups.values_list("name", flat=True)) == ["annotator"]
     migration.forwards(apps, SimpleNamespace(connection=connection))  # again: nothing doubled
     assert user.groups.count() == 1
+
+
+def test_a_participant_whose_session_ended_on_a_full_page_is_told_how_back(client, link):
+    """A reload after the session ended (no htmx, so no way to the study's link in the
+    page): the sign-in page tells a participant to come back through their study."""
+    response = client.get(reverse("annotation:campaign-annotate", args=["sw"]))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="login-study"' in page and "You have no password here" in page
+    plain = client.get(reverse("login") + "?next=/releases/").content.decode()
+    assert 'id="login-study"' not in plain

@@ -164,3 +164,27 @@ def test_an_expired_session_brings_the_participant_back_through_the_link_with_th
     page.locator("textarea[name=text]").press("Enter")
     _after(page, lease)
     assert Judgment.objects.get().text == "the trophy is the large one, so it cannot fit"
+
+
+def test_a_reload_after_the_session_ended_offers_the_way_back_into_the_study(page, curator):
+    """No htmx request to catch it: a reload lands on the sign-in page, which offers the
+    study's link this browser remembered; following it resumes the item in hand."""
+    from django.contrib.sessions.models import Session
+
+    SchemaFactory.create_batch(3)
+    campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
+    link = crowd.study_link_create(campaign=campaign, platform="prolific", consent="ok", user=curator)
+    page.goto(_entry_url(link, "PID0004"))
+    page.check("#agree")
+    page.click("#start")
+    page.wait_for_url("**/annotation/campaigns/rw/**")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("textarea[name=text]")
+    lease = _in_hand(page)
+    Session.objects.all().delete()
+    page.reload()
+    page.wait_for_selector("#login-study #back-to-study")
+    assert "/accounts/login/" in page.url
+    page.click("#back-to-study")
+    page.wait_for_selector("textarea[name=text]")
+    assert _in_hand(page) == lease and Participant.objects.get().entries == 2
