@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import UTC, datetime
-from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
 from annotation.crowd import selectors as crowd_selectors
+from annotation.crowd.forms import DecisionForm, StudyLinkForm
 from annotation.crowd.platforms import (
     PLATFORMS,
     StudyEntryError,
@@ -48,11 +45,6 @@ from core.auth import client_address
 from core.errors import Forbidden
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
-DEFAULT_CONSENT = (
-    "This study is part of building a research data set of commonsense reasoning questions. "
-    "Your answers are stored with your platform id (not your name) and published as part of "
-    "the data set. You may stop at any time."
-)
 
 
 def _refused(
@@ -183,98 +175,11 @@ def study_done(request: HttpRequest, token: str) -> HttpResponse:
 # --- curator -----------------------------------------------------------------------------
 
 
-class StudyLinkForm(forms.Form):
-    platform = forms.ChoiceField(choices=Platform.choices, label="Platform")
-    consent = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        initial=DEFAULT_CONSENT,
-        label="Consent",
-        help_text="What participants agree to before the instructions: the study, how answers are used, pay, contact.",
-    )
-    expires_at = forms.DateTimeField(
-        required=False,
-        label="Expires (UTC)",
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
-        help_text="Empty: open until you close it.",
-    )
-    completion_code = forms.CharField(
-        required=False,
-        max_length=40,
-        label="Completion code",
-        help_text="The code the platform expects at the end (Prolific's study settings); empty: one is made.",
-    )
-    return_code = forms.CharField(
-        required=False,
-        max_length=40,
-        label="Return code",
-        help_text="Given to who does not pass the screening (Prolific: a 'screened out' completion code).",
-    )
-    screening_items = forms.IntegerField(
-        required=False,
-        min_value=0,
-        initial=0,
-        label="Screening items",
-        help_text="Gold items answered first (0: no screening).",
-    )
-    pass_mark = forms.FloatField(
-        required=False,
-        min_value=0,
-        max_value=1,
-        initial=0.8,
-        label="Pass mark",
-        help_text="Share of screening items right.",
-    )
-    batch_size = forms.IntegerField(
-        required=False,
-        min_value=0,
-        initial=0,
-        label="Batch size",
-        help_text="Items before the completion code (0: all there are).",
-    )
-    min_seconds = forms.FloatField(
-        required=False,
-        min_value=0,
-        initial=0,
-        label="Flag answers faster than (seconds)",
-        help_text="0: flag none.",
-    )
-    gold_pause_below = forms.FloatField(
-        required=False,
-        min_value=0,
-        max_value=1,
-        initial=0,
-        label="Pause below gold accuracy",
-        help_text="Gold items come at the campaign's gold rate; 0: never pause.",
-    )
-    gold_pause_after = forms.IntegerField(
-        required=False,
-        min_value=1,
-        initial=3,
-        label="after gold answers",
-        help_text="Gold answers seen before pausing applies.",
-    )
-
-
 def _pasted_url(request: HttpRequest, link: StudyLink) -> str:
     """The link as the curator pastes it: the query as is, so that Prolific's
     ``{{%PROLIFIC_PID%}}`` placeholders stay placeholders (not percent-encoded)."""
     path, _, query = study_link_path(link).partition("?")
     return request.build_absolute_uri(path) + (f"?{query}" if query else "")
-
-
-#: The study link's optional numbers: screening, batch and quality control.
-QUALITY_FIELDS = (
-    "screening_items",
-    "pass_mark",
-    "batch_size",
-    "min_seconds",
-    "gold_pause_below",
-    "gold_pause_after",
-)
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 @login_required
@@ -287,25 +192,10 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if request.method == "POST":
         if form.is_valid():
-            expires: datetime | None = form.cleaned_data["expires_at"]
-            if expires is not None and timezone.is_naive(expires):
-                expires = timezone.make_aware(expires, UTC)
             try:
-                link = study_link_create(
-                    campaign=campaign,
-                    platform=form.cleaned_data["platform"],
-                    consent=form.cleaned_data["consent"],
-                    expires_at=expires,
-                    completion_code=form.cleaned_data["completion_code"],
-                    return_code=form.cleaned_data["return_code"],
-                    # a field left empty takes study_link_create's default (defined there only)
-                    **{f: form.cleaned_data[f] for f in QUALITY_FIELDS if form.cleaned_data[f] is not None},
-                    user=request.user,
-                )
+                link = study_link_create(campaign=campaign, **form.service_kwargs(), user=request.user)
             except AnnotationError as error:
-                field, _, message = error.message.partition(": ")
-                target = field.replace(" ", "_").replace("expires", "expires_at")
-                form.add_error(target if target in form.fields else None, message or error.message)
+                form.add_refusal(error)
             else:
                 messages.success(
                     request,
@@ -343,13 +233,6 @@ def study_link_close_view(request: HttpRequest, name: str, link_id: int) -> Http
     return redirect("crowd:links", name=campaign.name)
 
 
-class DecisionForm(forms.Form):
-    participant = forms.IntegerField()
-    decision = forms.ChoiceField(choices=PaymentDecision.choices)
-    bonus = forms.DecimalField(required=False, min_value=0, max_value=1000, decimal_places=2)
-    note = forms.CharField(required=False, max_length=500)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_participants(request: HttpRequest, name: str) -> HttpResponse:
@@ -369,7 +252,7 @@ def study_participants(request: HttpRequest, name: str) -> HttpResponse:
                 participant_decide(
                     participant=participant,
                     decision=form.cleaned_data["decision"],
-                    bonus=_or(form.cleaned_data["bonus"], 0),
+                    bonus=form.cleaned_data["bonus"] or 0,
                     note=form.cleaned_data["note"],
                     user=request.user,
                 )

@@ -1,0 +1,137 @@
+"""The curator's forms of study links and payment decisions, shared by the pages
+(annotation.crowd.views) and the API (annotation.crowd.api): one validation, one wording."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django import forms
+from django.utils import timezone
+
+from annotation.errors import AnnotationError
+from annotation.models import PaymentDecision, Platform
+
+DEFAULT_CONSENT = (
+    "This study is part of building a research data set of commonsense reasoning questions. "
+    "Your answers are stored with your platform id (not your name) and published as part of "
+    "the data set. You may stop at any time."
+)
+
+
+#: The study link's optional numbers: screening, batch and quality control.
+QUALITY_FIELDS = (
+    "screening_items",
+    "pass_mark",
+    "batch_size",
+    "min_seconds",
+    "gold_pause_below",
+    "gold_pause_after",
+)
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+class StudyLinkForm(forms.Form):
+    platform = forms.ChoiceField(choices=Platform.choices, label="Platform")
+    consent = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        initial=DEFAULT_CONSENT,
+        label="Consent",
+        help_text="What participants agree to before the instructions: the study, how answers are used, pay, contact.",
+    )
+    expires_at = forms.DateTimeField(
+        required=False,
+        label="Expires (UTC)",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Empty: open until you close it.",
+    )
+    completion_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Completion code",
+        help_text="The code the platform expects at the end (Prolific's study settings); empty: one is made.",
+    )
+    return_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Return code",
+        help_text="Given to who does not pass the screening (Prolific: a 'screened out' completion code).",
+    )
+    screening_items = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Screening items",
+        help_text="Gold items answered first (0: no screening).",
+    )
+    pass_mark = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0.8,
+        label="Pass mark",
+        help_text="Share of screening items right.",
+    )
+    batch_size = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Batch size",
+        help_text="Items before the completion code (0: all there are).",
+    )
+    min_seconds = forms.FloatField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Flag answers faster than (seconds)",
+        help_text="0: flag none.",
+    )
+    gold_pause_below = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        initial=0,
+        label="Pause below gold accuracy",
+        help_text="Gold items come at the campaign's gold rate; 0: never pause.",
+    )
+    gold_pause_after = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=3,
+        label="after gold answers",
+        help_text="Gold answers seen before pausing applies.",
+    )
+
+    def service_kwargs(self) -> dict[str, Any]:
+        """``study_link_create``'s arguments (but the campaign and the user): an expiry
+        without a zone is UTC; a number left empty takes the service's default (defined
+        there only)."""
+        d = self.cleaned_data
+        expires: datetime | None = d["expires_at"]
+        if expires is not None and timezone.is_naive(expires):
+            expires = timezone.make_aware(expires, UTC)
+        return {
+            "platform": d["platform"],
+            "consent": d["consent"],
+            "expires_at": expires,
+            "completion_code": d["completion_code"],
+            "return_code": d["return_code"],
+            **{f: d[f] for f in QUALITY_FIELDS if d[f] is not None},
+        }
+
+    def add_refusal(self, error: AnnotationError) -> None:
+        """The service's refusal under the field it names ("screening items: ..."), as the
+        page and the API show it; above the fields when it names none."""
+        field, _, message = error.message.partition(": ")
+        target = field.replace(" ", "_").replace("expires", "expires_at")
+        self.add_error(target if target in self.fields else None, message or error.message)
+
+
+class DecisionForm(forms.Form):
+    participant = forms.IntegerField()
+    decision = forms.ChoiceField(choices=PaymentDecision.choices)
+    bonus = forms.DecimalField(required=False, min_value=0, max_value=1000, decimal_places=2)
+    note = forms.CharField(required=False, max_length=500)
