@@ -9,8 +9,10 @@ from typing import Any
 from django import forms
 from django.utils import timezone
 
+from annotation.crowd.services import participant_decide
 from annotation.errors import AnnotationError
-from annotation.models import PaymentDecision, Platform
+from annotation.models import Participant, PaymentDecision, Platform
+from core.roles import Actor
 
 DEFAULT_CONSENT = (
     "This study is part of building a research data set of commonsense reasoning questions. "
@@ -135,3 +137,20 @@ class DecisionForm(forms.Form):
     decision = forms.ChoiceField(choices=PaymentDecision.choices)
     bonus = forms.DecimalField(required=False, min_value=0, max_value=1000, decimal_places=2)
     note = forms.CharField(required=False, max_length=500)
+
+    def decide(self, *, participant: Participant, user: Actor) -> bool:
+        """Record the valid form's decision on ``participant`` (``participant_decide``);
+        False with the refusal on the field it names ("note: ...") when refused."""
+        try:
+            participant_decide(
+                participant=participant,
+                decision=self.cleaned_data["decision"],
+                bonus=self.cleaned_data["bonus"] or 0,
+                note=self.cleaned_data["note"],
+                user=user,
+            )
+        except AnnotationError as error:
+            field, _, message = error.message.partition(": ")
+            self.add_error(field if field in self.fields else None, message or error.message)
+            return False
+        return True

@@ -28,7 +28,6 @@ from annotation.crowd.services import (
     StudyLinkReplayed,
     entry_allowed,
     participant_consent,
-    participant_decide,
     participant_enter,
     participant_finish,
     participant_of,
@@ -39,7 +38,7 @@ from annotation.crowd.services import (
 )
 from annotation.errors import AnnotationError
 from annotation.exports import csv_safe
-from annotation.models import Participant, ParticipantState, PaymentDecision, Platform, StudyLink
+from annotation.models import Campaign, Participant, ParticipantState, PaymentDecision, Platform, StudyLink
 from annotation.permissions import user_can_curate
 from core.auth import client_address
 from core.errors import Forbidden
@@ -248,21 +247,11 @@ def study_participants(request: HttpRequest, name: str) -> HttpResponse:
             participant = get_object_or_404(
                 Participant, pk=form.cleaned_data["participant"], link__campaign=campaign
             )
-            try:
-                participant_decide(
-                    participant=participant,
-                    decision=form.cleaned_data["decision"],
-                    bonus=form.cleaned_data["bonus"] or 0,
-                    note=form.cleaned_data["note"],
-                    user=request.user,
-                )
-            except AnnotationError as error:
-                messages.error(request, f"{participant.external_id}: {error.message}")
-                status = 400
-            else:
+            if form.decide(participant=participant, user=request.user):
                 messages.success(request, f"{participant.external_id}: {participant.get_decision_display()}.")
                 return redirect("crowd:participants", name=campaign.name)
-        else:
+            status = 400
+        if form.errors:
             messages.error(
                 request,
                 "Decision: "
@@ -279,12 +268,9 @@ def study_participants(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "annotation/study_participants.html", context, status=status)
 
 
-@login_required
-@require_GET
-def study_payment_report(request: HttpRequest, name: str, kind: str) -> HttpResponse:
-    if not user_can_curate(request.user):
-        raise Forbidden("The payment report is for curators.")
-    campaign = selectors.campaign_get(user=request.user, name=name)
+def payment_report_response(campaign: Campaign, kind: str) -> HttpResponse:
+    """A payment report as the CSV (or, for Prolific's approve box, text) download the
+    participants' page and the API serve."""
     if kind not in crowd_selectors.REPORT_KINDS:
         raise Http404(f"no report {kind!r}: one of {', '.join(crowd_selectors.REPORT_KINDS)}")
     header, rows = crowd_selectors.payment_report(campaign=campaign, kind=kind)
@@ -298,3 +284,11 @@ def study_payment_report(request: HttpRequest, name: str, kind: str) -> HttpResp
     response["Content-Disposition"] = f'attachment; filename="{campaign.name}-{kind}.{extension}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+@login_required
+@require_GET
+def study_payment_report(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+    if not user_can_curate(request.user):
+        raise Forbidden("The payment report is for curators.")
+    return payment_report_response(selectors.campaign_get(user=request.user, name=name), kind)
