@@ -1,7 +1,8 @@
 """Crowd entry load test (issue 14): participants arriving through a study link.
 
     DATABASE_URL=postgres://winnow:winnow@127.0.0.1:5432/winnow_bench \\
-        .venv/bin/python bench/crowd_entry.py [--participants 200] [--arrival 60] [--think 3]
+        .venv/bin/python bench/crowd_entry.py [--participants 200] [--arrival 60] [--think 3] \\
+        [--potato /work/potato-venv/bin/python]
 
 What it does, from nothing:
 1. drops and creates the database named in DATABASE_URL (PostgreSQL, its name containing
@@ -19,10 +20,17 @@ What it does, from nothing:
    same id: it must resume, not create);
 4. prints p50/p95/max of entry, next and submit, errors, and checks the database: one
    participant and one account per id, no item past K, no annotator twice on an item, as
-   many judgments as answers recorded; compares each p95 with the target (150 ms).
+   many judgments as answers recorded; compares each p95 with the target (150 ms);
+5. with --potato PYTHON, the reference tool in the same run: the same crowd (the same ids,
+   addresses, arrival moments, think times and answers) on Potato 2.12.1, started with
+   that python (Potato's own virtual environment) on --potato-port, then a second block of
+   the same figures and a check of Potato's output files: a user per participant, each
+   consented, as many annotations stored as answers sent, no item past K, nobody past
+   their batch. bench/potato_reference.py says which requests are timed, what is matched
+   and what differs.
 
-The reference beside it is the annotator API's load bench (bench/annotation_load.py),
-which is the same work without the study's pages.
+The annotator API's load bench (bench/annotation_load.py) is the same work without the
+study's pages.
 """
 
 from __future__ import annotations
@@ -31,10 +39,12 @@ import argparse
 import os
 import random
 import re
+import shutil
 import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,6 +224,104 @@ def crowd_check(campaign: str) -> dict[str, int]:
     }
 
 
+def crowd(
+    target: Callable[[str, str, float, bool, Stats], None], participants: int, arrival: float, timeout: float
+) -> tuple[Stats, float]:
+    """The crowd, the same on every server: participant i is BENCH{i:04d} from _address(i),
+    arrives at a moment drawn from one seeded generator, and every tenth enters twice.
+    Calls target(pid, address, arrive_at, reenter, stats) on a thread of its own for each;
+    returns the stats and the seconds it all took."""
+    stats = Stats()
+    rng = random.Random(7)
+    start = time.monotonic() + 1.0
+    arrivals = sorted(start + rng.uniform(0, arrival) for _ in range(participants))
+    threads = [
+        threading.Thread(
+            target=target, args=(f"BENCH{i:04d}", _address(i), at, i % 10 == 0, stats), daemon=True
+        )
+        for i, at in enumerate(arrivals)
+    ]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    return stats, time.monotonic() - began
+
+
+def print_latencies(stats: Stats, participants: int) -> float:
+    """The p50/p95/max lines of entry, next and submit and the answers line; returns the
+    worst p95."""
+    worst = 0.0
+    for name, values in (("entry", stats.entry_ms), ("next", stats.next_ms), ("submit", stats.submit_ms)):
+        p95 = percentile(values, 95)
+        worst = max(worst, p95)
+        print(
+            f"{name:>7}: n={len(values):>5}  p50 {percentile(values, 50):7.1f} ms  p95 {p95:7.1f} ms  "
+            f"max {max(values) if values else float('nan'):7.1f} ms"
+        )
+    print(
+        f"answers {stats.answers}, finished {stats.finished} of {participants}, second entries "
+        f"{stats.reentries}, errors {len(stats.errors)}"
+    )
+    for e in sorted(set(stats.errors))[:10]:
+        print(f"      error: {e}")
+    return worst
+
+
+def run_potato(args: argparse.Namespace) -> bool:
+    """The same crowd on Potato (bench/potato_reference.py), then its block of figures and
+    the check of its output files; True if the check passes with no errors."""
+    import potato_reference
+
+    items = args.participants * args.batch // args.k + 50  # as many as Winnow's campaign
+    print(f"\nPotato: starting {args.potato} on port {args.potato_port} ...", flush=True)
+    server = potato_reference.start(
+        args.potato, items, args.batch, args.k, args.potato_port, args.potato_threads
+    )
+    print(
+        f"Potato: {args.participants} participants arriving over {args.arrival:g} s, think {args.think:g} s, "
+        f"batch {args.batch} ...",
+        flush=True,
+    )
+    try:
+        stats, elapsed = crowd(
+            lambda pid, address, at, reenter, stats: potato_reference.participant(
+                args.potato_port, pid, address, at, args.think, reenter, stats
+            ),
+            args.participants,
+            args.arrival,
+            args.arrival + args.batch * args.think * 3 + 120,
+        )
+    finally:
+        server.stop()
+    out = potato_reference.output_check(server.task_dir, args.k, args.batch)
+    print()
+    print(
+        f"Potato 2.12.1, {server.kind} on {os.cpu_count()} cores, state in memory and JSON files; "
+        f"{elapsed:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    worst = print_latencies(stats, args.participants)
+    ok = (
+        out["users"] == out["consented"] == args.participants
+        and out["strangers"] == 0
+        and out["items_past_k"] == 0
+        and out["over_batch"] == 0
+        and out["annotations"] == stats.answers
+    )
+    print(
+        f"output check: {'ok' if ok else 'FAILED'} ({out['users']} users, {out['consented']} consented, "
+        f"{out['annotations']} annotations stored, {out['items_past_k']} items past K, "
+        f"{out['over_batch']} users past the batch, {out['strangers']} users not a participant id)"
+    )
+    print(f"worst p95 {worst:.1f} ms (Winnow's target {TARGET_P95_MS:.0f} ms)")
+    if ok and not stats.errors:
+        shutil.rmtree(server.task_dir)
+        return True
+    print(f"Potato's task directory, output and log kept in {server.task_dir}")
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -226,6 +334,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument(
+        "--potato",
+        metavar="PYTHON",
+        help="then the same crowd on Potato, the reference tool, run with this python (its own venv)",
+    )
+    parser.add_argument("--potato-port", type=int, default=8797)
+    parser.add_argument(
+        "--potato-threads", type=int, default=8, help="threads of Potato's one gunicorn worker"
+    )
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
@@ -237,63 +354,30 @@ def main() -> None:
     setup_django()
     campaign, link = setup(args.participants, args.batch, args.k)
     server = start_server(args.port, args.workers, args.threads)
-    stats = Stats()
-    rng = random.Random(7)
-    start = time.monotonic() + 1.0
-    arrivals = sorted(start + rng.uniform(0, args.arrival) for _ in range(args.participants))
-    threads = [
-        threading.Thread(
-            target=participant,
-            args=(
-                args.port,
-                link,
-                campaign,
-                f"BENCH{i:04d}",
-                _address(i),
-                at,
-                args.think,
-                i % 10 == 0,
-                stats,
-            ),
-            daemon=True,
-        )
-        for i, at in enumerate(arrivals)
-    ]
     print(
         f"{args.participants} participants arriving over {args.arrival:g} s, think {args.think:g} s, "
         f"batch {args.batch} ...",
         flush=True,
     )
-    began = time.monotonic()
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=args.arrival + args.batch * args.think * 3 + 120)
+        stats, elapsed = crowd(
+            lambda pid, address, at, reenter, stats: participant(
+                args.port, link, campaign, pid, address, at, args.think, reenter, stats
+            ),
+            args.participants,
+            args.arrival,
+            args.arrival + args.batch * args.think * 3 + 120,
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
-    elapsed = time.monotonic() - began
     db = crowd_check(campaign)
     print()
     print(
         f"gunicorn gthread {args.workers} workers x {args.threads} threads on {os.cpu_count()} cores, PostgreSQL; "
         f"{elapsed:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end"
     )
-    worst = 0.0
-    for name, values in (("entry", stats.entry_ms), ("next", stats.next_ms), ("submit", stats.submit_ms)):
-        p95 = percentile(values, 95)
-        worst = max(worst, p95)
-        print(
-            f"{name:>7}: n={len(values):>5}  p50 {percentile(values, 50):7.1f} ms  p95 {p95:7.1f} ms  "
-            f"max {max(values) if values else float('nan'):7.1f} ms"
-        )
-    print(
-        f"answers {stats.answers}, finished {stats.finished} of {args.participants}, second entries "
-        f"{stats.reentries}, errors {len(stats.errors)}"
-    )
-    for e in sorted(set(stats.errors))[:10]:
-        print(f"      error: {e}")
+    worst = print_latencies(stats, args.participants)
     db_ok = (
         db["participants"] == db["distinct_ids"] == db["accounts"] == args.participants
         and db["items_past_k"] == 0
@@ -308,7 +392,10 @@ def main() -> None:
     print(
         f"target p95 < {TARGET_P95_MS:.0f} ms for entry, next and submit: worst {worst:.1f} ms, {verdict} the target"
     )
-    sys.exit(0 if db_ok and not stats.errors else 1)
+    ok = db_ok and not stats.errors
+    if args.potato:
+        ok = run_potato(args) and ok
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
