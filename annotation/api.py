@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import (
@@ -107,17 +108,73 @@ class JudgmentSubmitApi(APIView):
     @extend_schema(request=JudgmentInput, responses={200: JudgmentOutput, 201: JudgmentOutput})
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.assignment_get(user=request.user, pk=pk)
-        data = JudgmentInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields: dict[str, Any] = dict(data.validated_data.get("payload") or {})
-        for key in ("answer", "text", "option", "duration_ms"):
-            if data.validated_data.get(key) not in (None, ""):
-                fields[key] = data.validated_data[key]
         # a refusal (400; a lease that ran out: 409) answers through core.api's handler
         result = services.judgment_submit(
-            annotator=request.user, assignment=assignment, **answer_from_post(fields)
+            annotator=request.user, assignment=assignment, **_answer_fields(request.data)
         )
         return Response(_judgment_output(result.judgment, result.created), status=status.HTTP_200_OK)
+
+
+class SkipOutput(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    item = serializers.IntegerField()
+    status = serializers.CharField(help_text="skipped")
+
+
+class AssignmentSkipApi(APIView):
+    """Give the item in hand back unanswered (the page's Skip): its lease ends, the item
+    goes back to the others and is not given to this annotator again in the campaign.
+    Repeating it is harmless; an answered item cannot be skipped (400)."""
+
+    permission_classes = [IsAnnotator, NotStudyParticipant]
+
+    @extend_schema(request=None, responses={200: SkipOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = selectors.assignment_get(user=request.user, pk=pk)
+        skipped = services.assignment_skip(annotator=request.user, assignment=assignment)
+        return Response(
+            {"assignment": skipped.pk, "item": skipped.campaign_item_id, "status": skipped.status}
+        )
+
+
+class ChangeOutput(JudgmentOutput):
+    changed = serializers.BooleanField(help_text="False when the answer sent was the one recorded")
+    revisions = serializers.IntegerField(help_text="Answers this judgment had before (kept on record)")
+
+
+class JudgmentChangeApi(APIView):
+    """Change the caller's own answer on an item of a campaign while the item is not
+    aggregated (the page's Previous and change): the judgment is replaced in place, its
+    old answer kept as a revision, never a second judgment. An aggregated item: 409; an
+    item the caller did not answer: 404."""
+
+    permission_classes = [IsAnnotator, NotStudyParticipant]
+
+    @extend_schema(request=JudgmentInput, responses={200: ChangeOutput})
+    def post(self, request: Request, name: str, item_id: int) -> Response:
+        campaign = selectors.campaign_get(user=request.user, name=name)
+        judgment = selectors.judgment_own(campaign=campaign, annotator=request.user, item_id=item_id)
+        if judgment is None:
+            raise Http404("No answer of yours on this item")
+        fields = _answer_fields(request.data)
+        fields.pop("duration_ms", None)
+        result = services.judgment_change(annotator=request.user, item=judgment.campaign_item, **fields)
+        body = _judgment_output(result.judgment, created=False)
+        body.update(
+            changed=result.changed, revisions=selectors.judgment_revisions(judgment=result.judgment).count()
+        )
+        return Response(body)
+
+
+def _answer_fields(raw: Any) -> dict[str, Any]:
+    """An answer as the API takes it (JudgmentInput), as the services take it."""
+    data = JudgmentInput(data=raw)
+    data.is_valid(raise_exception=True)
+    fields: dict[str, Any] = dict(data.validated_data.get("payload") or {})
+    for key in ("answer", "text", "option", "duration_ms"):
+        if data.validated_data.get(key) not in (None, ""):
+            fields[key] = data.validated_data[key]
+    return answer_from_post(fields)
 
 
 def _judgment_output(judgment: Judgment, created: bool) -> dict[str, Any]:

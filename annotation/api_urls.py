@@ -35,4 +35,6 @@ urlpatterns = [
     path("campaigns/<slug:name>/next/", api.AnnotationNextApi.as_view(), name="next"),
     path("campaigns/<slug:name>/progress/", api.MyProgressApi.as_view(), name="progress"),
     path("assignments/<int:pk>/submit/", api.JudgmentSubmitApi.as_view(), name="submit"),
+    path("assignments/<int:pk>/skip/", api.AssignmentSkipApi.as_view(), name="skip"),
+    path("campaigns/<slug:name>/items/<int:item_id>/answer/", api.JudgmentChangeApi.as_view(), name="change"),
 ]

@@ -93,7 +93,12 @@ def test_non_annotators_are_denied_every_endpoint(api, campaign, role, request, 
         api.post(reverse("annotation-api:submit", args=[lease.pk]), {"answer": "switchable"}).status_code
         == 403
     )
+    assert api.post(reverse("annotation-api:skip", args=[lease.pk])).status_code == 403
+    change = reverse("annotation-api:change", args=["sw", lease.campaign_item_id])
+    assert api.post(change, {"answer": "switchable"}).status_code == 403
     assert not Judgment.objects.exists()
+    lease.refresh_from_db()
+    assert lease.status == "leased"
 
 
 def test_anonymous_is_denied(api, campaign):
@@ -118,6 +123,55 @@ def test_endpoints_are_in_the_openapi_schema(api, annotator):
     assert "/api/annotation/campaigns/{name}/next/" in paths
     assert "/api/annotation/campaigns/{name}/progress/" in paths
     assert "/api/annotation/assignments/{id}/submit/" in paths
+    assert "/api/annotation/assignments/{id}/skip/" in paths
+    assert "/api/annotation/campaigns/{name}/items/{item_id}/answer/" in paths
+
+
+def test_skip_then_change_an_answer_as_the_page_does(api, annotator, annotator2, campaign):
+    """Skip gives the item back (not handed to the same annotator again); change replaces
+    the caller's own answer, kept as a revision, never a second judgment; an item the
+    caller did not answer is a 404, someone else's too; an aggregated one a 409."""
+    from annotation.models import Assignment, JudgmentRevision
+    from annotation.services import campaign_aggregate
+
+    api.force_authenticate(annotator)
+    first = api.post(reverse("annotation-api:next", args=["sw"])).json()
+    skip = api.post(reverse("annotation-api:skip", args=[first["assignment"]]))
+    assert skip.status_code == 200 and skip.json()["status"] == "skipped"
+    assert api.post(reverse("annotation-api:skip", args=[first["assignment"]])).status_code == 200  # repeat
+    second = api.post(reverse("annotation-api:next", args=["sw"])).json()
+    assert second["assignment"] != first["assignment"]
+    submit = reverse("annotation-api:submit", args=[second["assignment"]])
+    answered = api.post(submit, {"answer": "switchable"}, format="json").json()
+    assert api.post(reverse("annotation-api:skip", args=[second["assignment"]])).status_code == 400
+    assert (
+        api.post(reverse("annotation-api:next", args=["sw"])).json()["assignment"] is None
+    )  # skipped: not again
+
+    change = reverse("annotation-api:change", args=["sw", answered["item"]])
+    changed = api.post(change, {"answer": "not_switchable"}, format="json")
+    assert changed.status_code == 200
+    assert (changed.json()["changed"], changed.json()["revisions"], changed.json()["answer"]) == (
+        True,
+        1,
+        "not_switchable",
+    )
+    assert Judgment.objects.get().answer == "not_switchable" and JudgmentRevision.objects.count() == 1
+    bad = api.post(change, {"answer": "maybe"}, format="json")
+    assert bad.status_code == 400 and Judgment.objects.get().answer == "not_switchable"
+    skipped_item = Assignment.objects.get(pk=first["assignment"]).campaign_item_id
+    assert (
+        api.post(
+            reverse("annotation-api:change", args=["sw", skipped_item]), {"answer": "switchable"}
+        ).status_code
+        == 404
+    )
+    api.force_authenticate(annotator2)
+    assert api.post(change, {"answer": "switchable"}, format="json").status_code == 404
+    campaign_aggregate(campaign=campaign)
+    api.force_authenticate(annotator)
+    locked = api.post(change, {"answer": "switchable"}, format="json")
+    assert locked.status_code == 409 and Judgment.objects.get().answer == "not_switchable"
 
 
 def test_an_expired_lease_on_a_full_item_is_a_409_with_the_reason(api, annotator, annotator2):
