@@ -350,7 +350,8 @@ def _advance(pipeline: Pipeline, position: int, *, force: bool, curator: Actor |
                 f"({progress.needed - progress.judgments} judgments missing); wait for the annotators "
                 "or advance anyway (force), leaving those items out"
             )
-        services.campaign_aggregate(campaign=stage.campaign)
+        # closed now: a forced writing stage keeps every answer written so far
+        services.campaign_aggregate(campaign=stage.campaign, written_so_far=force)
         services.campaign_status_set(campaign=stage.campaign, status=CampaignStatus.CLOSED)
     else:
         kind.build(ctx, kind.select(ctx))

@@ -112,10 +112,15 @@ def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services
     assert progress is not None
     if progress.complete:
         return f"{title} is complete: check the preview below and confirm to start the next stage."
+    left = (
+        "every answer written so far is kept, and items nobody wrote for are left out"
+        if stage.campaign is not None and task_spec(stage.campaign.task).free_text
+        else "those items are left out"
+    )
     return (
         f"The annotators: {progress.pending} of {progress.items} items of {title.lower()} still need "
         f"judgments ({progress.judgments} of {progress.needed} given). You can advance anyway (force): "
-        "those items are left out."
+        f"{left}."
     )
 
 

@@ -174,14 +174,22 @@ class _ItemDone:
         return self.result.label
 
 
-def campaign_aggregate(*, campaign: Campaign, dry_run: bool = False) -> AggregateSummary:
+def campaign_aggregate(
+    *, campaign: Campaign, dry_run: bool = False, written_so_far: bool = False
+) -> AggregateSummary:
     """Apply the task's rule to every item with K judgments and write the labels into the
     campaign's layer (and onto the items that no import labelled). Idempotent: a second
     run finds nothing to change (``changed == 0``). ``dry_run``: the same work, counted
-    and then rolled back, so that a curator sees what it would change before confirming."""
+    and then rolled back, so that a curator sees what it would change before confirming.
+    ``written_so_far`` (a writing campaign closed before every item had K answers, as a
+    pipeline's forced advance does): the items with at least one written answer are taken
+    too, so that nothing anyone wrote is left out; a vote needs its K answers, so for a
+    task of choices it changes nothing."""
     summary = AggregateSummary(dry_run=dry_run)
     kind = task_type(campaign.task)
     k = campaign.judgments_per_item
+    if written_so_far and kind.spec.free_text:
+        k = 1
     with transaction.atomic():
         items = list(
             CampaignItem.objects.filter(campaign=campaign, is_gold=False)

@@ -44,6 +44,9 @@ def test_items_without_k_judgments_are_left_pending(make_annotators):
     answer_all(campaign, make_annotators(2), lambda item, i: {"answer": "associative"})
     summary = campaign_aggregate(campaign=campaign)
     assert (summary.aggregated, summary.pending) == (0, 1)
+    # a vote needs its K answers even when a campaign closes early (a forced pipeline stage)
+    summary = campaign_aggregate(campaign=campaign, written_so_far=True)
+    assert (summary.aggregated, summary.pending) == (0, 1)
     schema.refresh_from_db()
     assert schema.associative is None
 

@@ -152,13 +152,14 @@ def test_winowhy_pipeline_stage_by_stage(curator, make_annotators):
 
 def test_force_advances_an_incomplete_stage(curator, make_annotators):
     _schemas()
-    people = make_annotators(5)
+    people = make_annotators(6)
     pipeline = pipeline_create(
         curator=curator, kind="winowhy", collection="mine", name="p2", k={"writing": 5}
     )
-    answer_all(
-        _stage(pipeline, "writing").campaign, people[:5], lambda item, i: {"text": f"why {i}"}, limit=1
-    )
+    writing = _stage(pipeline, "writing").campaign
+    # five reasons on the fullest item, then one on a second item (4 short of K)
+    answer_all(writing, people[:5], lambda item, i: {"text": f"why {i}"}, limit=1)
+    answer_all(writing, people[5:], lambda item, i: {"text": "a lone reason"}, limit=1)
     with pytest.raises(PipelineError, match="still need judgments"):
         _advance(pipeline, curator)
     # a forced preview of a ComVE pipeline with nothing written runs to its end, and rolls back
@@ -167,8 +168,11 @@ def test_force_advances_an_incomplete_stage(curator, make_annotators):
     assert comve.status == "running" and Pipeline.objects.get(name="c0").status == "running"
     result = _advance(pipeline, curator, force=True)
     assert result.advanced
-    # only the item with its 5 reasons counts
-    assert _stage(pipeline, "validation").campaign.items.count() == 5
+    # every reason written is kept: the 5 of the full item and the lone one (a writing
+    # stage forced early loses nothing anyone wrote); the items nobody wrote for are left out
+    assert Reason.objects.filter(origin=ReasonOrigin.HUMAN).count() == 6
+    assert _stage(pipeline, "validation").campaign.items.count() == 6
+    assert Reason.objects.filter(text="a lone reason").exists()
 
 
 def test_create_refusals(curator, annotator):
