@@ -102,6 +102,13 @@ def _stage_rows(pipeline: Pipeline) -> list[dict[str, Any]]:
     return rows
 
 
+def _left_out(stage: PipelineStage | None) -> str:
+    """What advancing a stage by force leaves out (a writing stage keeps every answer)."""
+    if stage is not None and stage.campaign is not None and task_spec(stage.campaign.task).free_text:
+        return "every answer written so far is kept, and items nobody wrote for are left out"
+    return "those items are left out"
+
+
 def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services.Progress | None) -> str:
     """What waits for the curator, in a sentence."""
     if stage is None:
@@ -112,15 +119,10 @@ def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services
     assert progress is not None
     if progress.complete:
         return f"{title} is complete: check the preview below and confirm to start the next stage."
-    left = (
-        "every answer written so far is kept, and items nobody wrote for are left out"
-        if stage.campaign is not None and task_spec(stage.campaign.task).free_text
-        else "those items are left out"
-    )
     return (
         f"The annotators: {progress.pending} of {progress.items} items of {title.lower()} still need "
         f"judgments ({progress.judgments} of {progress.needed} given). You can advance anyway (force): "
-        f"{left}."
+        f"{_left_out(stage)}."
     )
 
 
@@ -129,8 +131,16 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
     _curator(request)
     pipeline = get_object_or_404(Pipeline, name=name)
     stage = services.current_stage(pipeline)
-    preview = services.pipeline_advance_preview(pipeline=pipeline) if stage is not None else None
-    progress = preview.progress if preview is not None else None
+    progress = services.stage_progress(stage) if stage is not None else None
+    # The preview runs the advance and rolls it back: worked out when there is something
+    # to confirm (a complete stage, a build stage), or when the curator asks for it (to
+    # advance by force), not on every look at the annotators' progress.
+    asked = request.GET.get("preview") == "1"
+    preview = (
+        services.pipeline_advance_preview(pipeline=pipeline)
+        if stage is not None and (progress is None or progress.complete or asked)
+        else None
+    )
     context: dict[str, Any] = {
         "pipeline": pipeline,
         "definition": PIPELINES[pipeline.kind],
@@ -139,6 +149,7 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
         "preview": preview,
         "progress": progress,
         "waiting": _waiting(pipeline, stage, progress),
+        "left_out": _left_out(stage),
     }
     if pipeline.kind == "winowhy":
         context["generated"] = Reason.objects.filter(

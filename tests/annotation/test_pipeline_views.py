@@ -80,6 +80,14 @@ def test_confirm_refuses_an_incomplete_stage_then_advances_once(client, curator,
     assert "3 of 3 items still need judgments" in response.content.decode()
     assert not Campaign.objects.filter(name="p-validation").exists()
     writing = Campaign.objects.get(name="p-writing")
+    # while the annotators work the page shows their progress, and the preview (which runs
+    # the advance and undoes it) only when asked for, with the force box
+    detail = reverse("annotation:pipeline-detail", args=["p"])
+    page = client.get(detail).content.decode()
+    assert 'id="preview-link"' in page and 'id="preview"' not in page and 'id="force"' not in page
+    page = client.get(detail, {"preview": "1"}).content.decode()
+    assert 'id="preview"' in page and 'id="force"' in page
+    assert "Confirming anyway: every answer written so far is kept" in page
     answer_all(writing, make_annotators(5), lambda item, i: {"text": f"because {i}"})
     page = client.get(reverse("annotation:pipeline-detail", args=["p"])).content.decode()
     assert "reasons written: <strong>15</strong>" in page and 'id="force"' not in page
