@@ -209,3 +209,38 @@ def test_another_campaigns_link_or_participant_is_a_404(api, curator, link, part
     url = f"/api/annotation/campaigns/{other.name}/participants/{participant.pk}/decision/"
     assert api.post(url, {"decision": "approve"}, format="json").status_code == 404
     assert api.get("/api/annotation/campaigns/nope/links/").status_code == 404
+
+
+def test_the_participants_page_and_api_read_in_a_fixed_number_of_queries(api, client, curator, link):
+    """Twenty participants or two: the same queries (no query per participant or link)."""
+    from django.test import Client
+
+    def enter(first, last):
+        for i in range(first, last):
+            Client().get(
+                crowd.study_link_path(link).split("?")[0], {"PROLIFIC_PID": f"Q{i}", "SESSION_ID": "s"}
+            )
+
+    def counts():
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        client.force_login(curator)
+        api.force_authenticate(curator)
+        out = []
+        for call in (
+            lambda: client.get(reverse("crowd:participants", args=["sw"])),
+            lambda: client.get(reverse("crowd:links", args=["sw"])),
+            lambda: api.get("/api/annotation/campaigns/sw/participants/"),
+            lambda: api.get(LINKS),
+        ):
+            with CaptureQueriesContext(connection) as queries:
+                assert call().status_code == 200
+            out.append(len(queries))
+        return out
+
+    enter(0, 2)
+    few = counts()
+    enter(2, 20)
+    assert Participant.objects.count() == 20
+    assert counts() == few
