@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -23,8 +22,8 @@ from annotation import selectors
 from annotation.crowd import selectors as crowd_selectors
 from annotation.crowd.forms import QUALITY_FIELDS, DecisionForm, StudyLinkForm
 from annotation.crowd.platforms import PLATFORMS
-from annotation.crowd.services import study_link_close, study_link_create, study_link_path
-from annotation.crowd.views import payment_report_response
+from annotation.crowd.services import study_link_close, study_link_create
+from annotation.crowd.views import pasted_url, payment_report_response
 from annotation.errors import AnnotationError
 from annotation.models import Participant, ParticipantState, PaymentDecision, Platform, StudyLink
 from annotation.permissions import IsCurator
@@ -61,21 +60,18 @@ class StudyLinkOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_paste(self, link: StudyLink) -> str:
-        # the query as is: Prolific's {{%PROLIFIC_PID%}} placeholders stay placeholders
-        path, _, query = study_link_path(link).partition("?")
-        return self.context["request"].build_absolute_uri(path) + (f"?{query}" if query else "")
+        return pasted_url(self.context["request"], link)
 
     def get_where(self, link: StudyLink) -> str:
         return PLATFORMS[link.platform].where
 
+    # a link read through crowd_selectors.study_links_counted carries its counts; a link
+    # just opened has nobody yet
     def get_participants(self, link: StudyLink) -> int:
-        return int(getattr(link, "n_participants", None) or link.participants.count())
+        return int(getattr(link, "n_participants", 0))
 
     def get_finished(self, link: StudyLink) -> int:
-        counted = getattr(link, "n_finished", None)
-        if counted is not None:
-            return int(counted)
-        return link.participants.filter(state=ParticipantState.DONE).count()
+        return int(getattr(link, "n_finished", 0))
 
     def get_url(self, link: StudyLink) -> str:
         return self.context["request"].build_absolute_uri(reverse("crowd:links", args=[link.campaign.name]))
@@ -105,13 +101,6 @@ FORM_ERRORS = OpenApiResponse(
 )
 
 
-def _links(campaign: Any) -> Any:
-    return campaign.study_links.select_related("campaign").annotate(
-        n_participants=Count("participants"),
-        n_finished=Count("participants", filter=Q(participants__state=ParticipantState.DONE)),
-    )
-
-
 class StudyLinkListApi(APIView):
     """GET: a campaign's study links. POST: open one (as the study links page's form)."""
 
@@ -120,7 +109,7 @@ class StudyLinkListApi(APIView):
     @extend_schema(responses={200: StudyLinkOutput(many=True)})
     def get(self, request: Request, name: str) -> Response:
         campaign = selectors.campaign_get(user=request.user, name=name)
-        links = _links(campaign).order_by("pk")
+        links = crowd_selectors.study_links_counted(campaign=campaign)
         return Response(StudyLinkOutput(links, many=True, context={"request": request}).data)
 
     @extend_schema(
@@ -150,7 +139,7 @@ class StudyLinkCloseApi(APIView):
     @extend_schema(request=None, responses={200: StudyLinkOutput})
     def post(self, request: Request, name: str, link_id: int) -> Response:
         campaign = selectors.campaign_get(user=request.user, name=name)
-        link = get_object_or_404(_links(campaign), pk=link_id)
+        link = get_object_or_404(crowd_selectors.study_links_counted(campaign=campaign), pk=link_id)
         study_link_close(link=link, user=request.user)
         return Response(StudyLinkOutput(link, context={"request": request}).data)
 

@@ -8,6 +8,8 @@ from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Count, Q, QuerySet
+
 from annotation.models import (
     Campaign,
     CampaignAnnotator,
@@ -15,8 +17,22 @@ from annotation.models import (
     Participant,
     ParticipantState,
     PaymentDecision,
+    StudyLink,
 )
 from annotation.tasks_registry import task_spec
+
+
+def study_links_counted(*, campaign: Campaign) -> QuerySet[StudyLink]:
+    """A campaign's study links, oldest first, each with ``n_participants`` and
+    ``n_finished`` (who got the completion code) counted in the same query."""
+    return (
+        campaign.study_links.select_related("campaign")
+        .annotate(
+            n_participants=Count("participants"),
+            n_finished=Count("participants", filter=Q(participants__state=ParticipantState.DONE)),
+        )
+        .order_by("pk")
+    )
 
 
 def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:

@@ -174,7 +174,7 @@ def study_done(request: HttpRequest, token: str) -> HttpResponse:
 # --- curator -----------------------------------------------------------------------------
 
 
-def _pasted_url(request: HttpRequest, link: StudyLink) -> str:
+def pasted_url(request: HttpRequest, link: StudyLink) -> str:
     """The link as the curator pastes it: the query as is, so that Prolific's
     ``{{%PROLIFIC_PID%}}`` placeholders stay placeholders (not percent-encoded)."""
     path, _, query = study_link_path(link).partition("?")
@@ -205,12 +205,10 @@ def study_links(request: HttpRequest, name: str) -> HttpResponse:
     links = [
         {
             "link": link,
-            "url": _pasted_url(request, link),
+            "url": pasted_url(request, link),
             "where": PLATFORMS[link.platform].where,
-            "participants": link.participants.count(),
-            "finished": link.participants.filter(state=ParticipantState.DONE).count(),
         }
-        for link in campaign.study_links.all()
+        for link in crowd_selectors.study_links_counted(campaign=campaign)
     ]
     return render(
         request,

@@ -2,6 +2,8 @@
 participants' figures, decide on payment; validated by the pages' forms, refused to every
 role the pages refuse."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -242,5 +244,11 @@ def test_the_participants_page_and_api_read_in_a_fixed_number_of_queries(api, cl
     enter(0, 2)
     few = counts()
     enter(2, 20)
+    for platform in ("mturk", "link"):  # more links too
+        crowd.study_link_create(campaign=link.campaign, platform=platform, consent="ok", user=curator)
     assert Participant.objects.count() == 20
     assert counts() == few
+    # and the counts are right: 20 on the first link, none on the others
+    page = client.get(reverse("crowd:links", args=["sw"])).content.decode()
+    assert re.findall(r'<td class="num">(\d+)</td>', page) == ["20", "0", "0", "0", "0", "0"]
+    assert [(x["participants"], x["finished"]) for x in api.get(LINKS).json()] == [(20, 0), (0, 0), (0, 0)]
