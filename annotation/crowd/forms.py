@@ -32,8 +32,12 @@ QUALITY_FIELDS = (
 )
 
 
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
+def _refusal_on_field(form: forms.Form, error: AnnotationError, field: str) -> None:
+    """A service's refusal ("screening items: ...") under the form's field ``field``, as
+    the page and the API show it (the words after the colon); above the fields when the
+    form has no such field."""
+    message = error.message.partition(": ")[2]
+    form.add_error(field if field in form.fields else None, message or error.message)
 
 
 class StudyLinkForm(forms.Form):
@@ -127,9 +131,8 @@ class StudyLinkForm(forms.Form):
     def add_refusal(self, error: AnnotationError) -> None:
         """The service's refusal under the field it names ("screening items: ..."), as the
         page and the API show it; above the fields when it names none."""
-        field, _, message = error.message.partition(": ")
-        target = field.replace(" ", "_").replace("expires", "expires_at")
-        self.add_error(target if target in self.fields else None, message or error.message)
+        named = error.message.partition(": ")[0]
+        _refusal_on_field(self, error, named.replace(" ", "_").replace("expires", "expires_at"))
 
 
 class DecisionForm(forms.Form):
@@ -150,7 +153,6 @@ class DecisionForm(forms.Form):
                 user=user,
             )
         except AnnotationError as error:
-            field, _, message = error.message.partition(": ")
-            self.add_error(field if field in self.fields else None, message or error.message)
+            _refusal_on_field(self, error, error.message.partition(": ")[0])
             return False
         return True
