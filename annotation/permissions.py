@@ -4,7 +4,6 @@ from typing import Any
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from annotation.models import Participant
 from core.roles import Actor, user_is_annotator, user_is_curator, user_is_participant
 
 
@@ -31,8 +30,7 @@ class NotStudyParticipant(BasePermission):
     message = "Crowd participants answer on the study's page, not through the API."
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        user = request.user
-        return not (user and user.is_authenticated and Participant.objects.filter(user_id=user.pk).exists())
+        return not user_is_participant(request.user)
 
 
 class IsCurator(BasePermission):

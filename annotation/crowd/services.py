@@ -46,7 +46,7 @@ from annotation.models import (
 )
 from annotation.services.assignment import assignment_gold_next
 from annotation.tasks_registry import task_spec
-from core.roles import Actor, Role, account_of, user_is_curator
+from core.roles import Actor, Role, account_of, user_is_curator, user_is_participant
 
 SALT = "winnow.study-link"
 _UNREAD = object()
@@ -287,8 +287,8 @@ def participant_finish(*, participant: Participant) -> Participant:
 
 def participant_of(user: Actor | None) -> Participant | None:
     """The participant a signed-in account is, or None for an ordinary account."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
+    if user is None or not user_is_participant(user):
+        return None  # only a participant's account holds the role: no query for the others
     # Read once per request: the user object is the request's, and the pages ask often.
     cached = getattr(user, "_study_participant", _UNREAD)
     if cached is _UNREAD:
