@@ -14,7 +14,7 @@ from annotation.crowd.services import participant_of
 from annotation.tasks_registry import task_spec
 from config.celery import app as celery_app
 from core.cache import cache_probe
-from core.roles import user_is_annotator, user_is_curator, user_is_participant
+from core.roles import user_is_annotator, user_is_curator
 
 
 @login_required
@@ -22,10 +22,9 @@ def home(request: HttpRequest) -> HttpResponse:
     """The start page: links to what the user's roles allow; an annotator also sees the
     campaigns open to them, each with their own progress; a curator the items awaiting
     review and a link to the dashboard. A crowd participant goes on with their study."""
-    if user_is_participant(request.user):
-        participant = participant_of(request.user)
-        if participant is not None:
-            return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
+    participant = participant_of(request.user)  # None without a query for everyone else
+    if participant is not None:
+        return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
     context: dict[str, Any] = {}
     if user_is_annotator(request.user):
         context["my_campaigns"] = [
