@@ -45,26 +45,14 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotation_load import Client, db_check, fresh_database, percentile, setup_django, start_server  # noqa: E402
+from crowd_common import Stats, prolific_query, second_entry  # noqa: E402
 
 TARGET_P95_MS = 150.0
 ASSIGNMENT = re.compile(rb'name="assignment" value="(\d+)"')
-
-
-@dataclass
-class Stats:
-    entry_ms: list[float] = field(default_factory=list)
-    next_ms: list[float] = field(default_factory=list)
-    submit_ms: list[float] = field(default_factory=list)
-    answers: int = 0
-    finished: int = 0
-    reentries: int = 0
-    errors: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def setup(participants: int, batch: int, k: int) -> tuple[str, str]:
@@ -134,18 +122,14 @@ def participant(
     stats: Stats,
 ) -> None:
     rng = random.Random(pid)
-    entry_ms: list[float] = []
-    next_ms: list[float] = []
-    submit_ms: list[float] = []
-    errors: list[str] = []
-    answers = finished = reentries = 0
-    query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": f"s-{pid}"})
+    one = Stats()
+    query = prolific_query(pid)
     time.sleep(max(0.0, arrive_at - time.monotonic()))
     client = Client(port, source=address)
     try:
         t0 = time.perf_counter()
         status, _ = client.request("GET", f"{link}?{query}")
-        entry_ms.append((time.perf_counter() - t0) * 1000)
+        one.entry_ms.append((time.perf_counter() - t0) * 1000)
         if status != 302:
             raise RuntimeError(f"entry: HTTP {status}")
         status, html = client.request("GET", f"{link}consent/")
@@ -157,7 +141,7 @@ def participant(
         page = f"/annotation/campaigns/{campaign}/"
         t0 = time.perf_counter()
         status, data, _ = _htmx(client, page, {"start": "1"})
-        next_ms.append((time.perf_counter() - t0) * 1000)
+        one.next_ms.append((time.perf_counter() - t0) * 1000)
         n = 0
         while True:
             if status != 200:
@@ -166,12 +150,8 @@ def participant(
             if match is None:  # nothing left for them before their batch was full
                 break
             n += 1
-            if reenter and n == 3:  # the link again, from a new browser: it resumes
-                other = Client(port, source=address)
-                status2, _ = other.request("GET", f"{link}?{query}")
-                if status2 != 302:
-                    errors.append(f"second entry: HTTP {status2}")
-                reentries += 1
+            if reenter and n == 3:
+                second_entry(port, address, f"{link}?{query}", one)
             time.sleep(rng.uniform(0.5 * think, 1.5 * think))
             t0 = time.perf_counter()
             status, data, _ = _htmx(
@@ -185,22 +165,15 @@ def participant(
             )
             elapsed = (time.perf_counter() - t0) * 1000
             if status == 204:  # HX-Redirect: the batch is done, on to the completion code
-                submit_ms.append(elapsed)
-                answers += 1
-                finished += 1
+                one.submit_ms.append(elapsed)
+                one.answers += 1
+                one.finished += 1
                 break
-            submit_ms.append(elapsed)
-            answers += int(status == 200)
+            one.submit_ms.append(elapsed)
+            one.answers += int(status == 200)
     except Exception as exc:  # noqa: BLE001 - counted and reported
-        errors.append(f"{pid}: {exc}")
-    with stats.lock:
-        stats.entry_ms += entry_ms
-        stats.next_ms += next_ms
-        stats.submit_ms += submit_ms
-        stats.errors += errors
-        stats.answers += answers
-        stats.finished += finished
-        stats.reentries += reentries
+        one.errors.append(f"{pid}: {exc}")
+    stats.add(one)
 
 
 def _address(i: int) -> str:

@@ -83,13 +83,10 @@ import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotation_load import Client  # noqa: E402
-
-if TYPE_CHECKING:
-    from crowd_entry import Stats
+from crowd_common import Stats, prolific_query, second_entry  # noqa: E402
 
 COMPLETION_CODE = "WINNOWBENCH"
 COMPLETION_LINK = f"app.prolific.com/submissions/complete?cc={COMPLETION_CODE}".encode()
@@ -315,18 +312,14 @@ def participant(
     """One participant on Potato, as crowd_entry.participant is one on Winnow (same seed,
     same answers, same think times)."""
     rng = random.Random(pid)
-    entry_ms: list[float] = []
-    next_ms: list[float] = []
-    submit_ms: list[float] = []
-    errors: list[str] = []
-    answers = finished = reentries = 0
-    query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": f"s-{pid}"})
+    one = Stats()
+    query = prolific_query(pid)
     time.sleep(max(0.0, arrive_at - time.monotonic()))
     client = Client(port, source=address)
     try:
         t0 = time.perf_counter()
         status, _ = client.request("GET", f"/?{query}")
-        entry_ms.append((time.perf_counter() - t0) * 1000)
+        one.entry_ms.append((time.perf_counter() - t0) * 1000)
         if status != 302:
             raise RuntimeError(f"entry: HTTP {status}")
         status, html = client.request("GET", "/")
@@ -342,7 +335,7 @@ def participant(
         if status != 200:
             raise RuntimeError(f"consent next: HTTP {status}")
         status, html = client.request("GET", "/")
-        next_ms.append((time.perf_counter() - t0) * 1000)
+        one.next_ms.append((time.perf_counter() - t0) * 1000)
         n = 0
         while True:
             if status != 200:
@@ -350,24 +343,20 @@ def participant(
             match = INSTANCE_ID.search(html)
             if match is None:
                 if COMPLETION_LINK in html:  # the completion page: the code and the link back to Prolific
-                    finished += 1
+                    one.finished += 1
                 else:
                     raise RuntimeError("a page with neither an item nor the completion link")
                 break
             instance_id = match.group(1).decode()
             _page_requests(client, instance_id)
             n += 1
-            if reenter and n == 3:  # the link again, from a new browser: it resumes
-                other = Client(port, source=address)
-                status2, _ = other.request("GET", f"/?{query}")
-                if status2 != 302:
-                    errors.append(f"second entry: HTTP {status2}")
-                reentries += 1
+            if reenter and n == 3:
+                second_entry(port, address, f"/?{query}", one)
             seconds = rng.uniform(0.5 * think, 1.5 * think)
             time.sleep(seconds)
             label = LABELS[0] if n % 2 else LABELS[1]
             save = _choose(client, instance_id, SCHEME, label, round(seconds, 3))
-            answers += 1
+            one.answers += 1
             t0 = time.perf_counter()
             save["client_timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
             _save(client, save)
@@ -381,17 +370,10 @@ def participant(
             if status != 200:
                 raise RuntimeError(f"next_instance: HTTP {status}")
             status, html = client.request("GET", "/")
-            submit_ms.append((time.perf_counter() - t0) * 1000)
+            one.submit_ms.append((time.perf_counter() - t0) * 1000)
     except Exception as exc:  # noqa: BLE001 - counted and reported
-        errors.append(f"{pid}: {exc}")
-    with stats.lock:
-        stats.entry_ms += entry_ms
-        stats.next_ms += next_ms
-        stats.submit_ms += submit_ms
-        stats.errors += errors
-        stats.answers += answers
-        stats.finished += finished
-        stats.reentries += reentries
+        one.errors.append(f"{pid}: {exc}")
+    stats.add(one)
 
 
 def output_check(task_dir: Path, k: int, batch: int) -> dict[str, int]:
