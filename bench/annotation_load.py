@@ -75,6 +75,19 @@ def fresh_database(url: str) -> None:
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, check=True)
 
 
+def bench_database() -> None:
+    """The PostgreSQL database named by DATABASE_URL, dropped, created and migrated, and
+    Django set up on it (a load bench's start; the name must contain "bench")."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        sys.exit(
+            "set DATABASE_URL=postgres://USER:PASS@127.0.0.1:5432/winnow_bench (a database the bench may drop)"
+        )
+    print(f"fresh database {urllib.parse.urlparse(url).path.lstrip('/')} ...", flush=True)
+    fresh_database(url)
+    setup_django()
+
+
 def setup_django() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -436,15 +449,7 @@ def main() -> None:
         help="all annotators send their first request at the same instant (a burst of N requests)",
     )
     args = parser.parse_args()
-
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        sys.exit(
-            "set DATABASE_URL=postgres://USER:PASS@127.0.0.1:5432/winnow_bench (a database the bench may drop)"
-        )
-    print(f"fresh database {urllib.parse.urlparse(url).path.lstrip('/')} ...", flush=True)
-    fresh_database(url)
-    setup_django()
+    bench_database()
     users = create_annotators(max(args.annotators))
     server = start_server(args.port, args.workers, args.threads, args.worker_class)
     results = []

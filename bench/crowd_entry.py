@@ -48,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from annotation_load import Client, db_check, fresh_database, percentile, setup_django, start_server  # noqa: E402
+from annotation_load import Client, bench_database, db_check, percentile, start_server  # noqa: E402
 from crowd_common import Stats, prolific_query, second_entry  # noqa: E402
 
 TARGET_P95_MS = 150.0
@@ -317,14 +317,7 @@ def main() -> None:
         "--potato-threads", type=int, default=8, help="threads of Potato's one gunicorn worker"
     )
     args = parser.parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        sys.exit(
-            "set DATABASE_URL=postgres://USER:PASS@127.0.0.1:5432/winnow_bench (a database the bench may drop)"
-        )
-    print(f"fresh database {urllib.parse.urlparse(url).path.lstrip('/')} ...", flush=True)
-    fresh_database(url)
-    setup_django()
+    bench_database()
     campaign, link = setup(args.participants, args.batch, args.k)
     server = start_server(args.port, args.workers, args.threads)
     print(
