@@ -138,19 +138,25 @@ def test_who_fails_the_screening_gets_the_return_code(page, curator):
     assert not Judgment.objects.filter(campaign_item__is_gold=False).exists()
 
 
-def test_an_expired_session_brings_the_participant_back_through_the_link_with_the_answer(page, curator):
-    from django.contrib.sessions.models import Session
-
+def _writing_item_in_hand(page, curator, pid):
+    """A participant (``pid``) through a Prolific link to a reason-writing campaign, past
+    the consent, with an item in hand: its assignment's id."""
     SchemaFactory.create_batch(3)
     campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
     link = crowd.study_link_create(campaign=campaign, platform="prolific", consent="ok", user=curator)
-    page.goto(_entry_url(link, "PID0003"))
+    page.goto(_entry_url(link, pid))
     page.check("#agree")
     page.click("#start")
     page.wait_for_url("**/annotation/campaigns/rw/**")
     page.keyboard.press("Enter")
     page.wait_for_selector("textarea[name=text]")
-    lease = _in_hand(page)
+    return _in_hand(page)
+
+
+def test_an_expired_session_brings_the_participant_back_through_the_link_with_the_answer(page, curator):
+    from django.contrib.sessions.models import Session
+
+    lease = _writing_item_in_hand(page, curator, "PID0003")
     page.locator("textarea[name=text]").fill("the trophy is the large one, so it cannot fit")
     Session.objects.all().delete()  # the session ends mid-item
     page.locator("textarea[name=text]").press("Enter")
@@ -171,16 +177,7 @@ def test_a_reload_after_the_session_ended_offers_the_way_back_into_the_study(pag
     study's link this browser remembered; following it resumes the item in hand."""
     from django.contrib.sessions.models import Session
 
-    SchemaFactory.create_batch(3)
-    campaign = campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
-    link = crowd.study_link_create(campaign=campaign, platform="prolific", consent="ok", user=curator)
-    page.goto(_entry_url(link, "PID0004"))
-    page.check("#agree")
-    page.click("#start")
-    page.wait_for_url("**/annotation/campaigns/rw/**")
-    page.keyboard.press("Enter")
-    page.wait_for_selector("textarea[name=text]")
-    lease = _in_hand(page)
+    lease = _writing_item_in_hand(page, curator, "PID0004")
     Session.objects.all().delete()
     page.reload()
     page.wait_for_selector("#login-study #back-to-study")
