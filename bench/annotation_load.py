@@ -30,6 +30,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P95_MS = 150.0
@@ -115,7 +116,9 @@ def create_annotators(n: int) -> list[tuple[str, str]]:
     return [(u.username, password) for u in users]
 
 
-def create_campaign(name: str, items: int, k: int) -> None:
+def create_campaign(name: str, items: int, k: int) -> Any:
+    """A switchability campaign ``name`` (K = ``k``) over ``items`` new synthetic schemas
+    of the collection ``name``."""
     from annotation.services import campaign_create
     from datasets.models import Schema
 
@@ -136,7 +139,9 @@ def create_campaign(name: str, items: int, k: int) -> None:
         )
         for i in range(items)
     )
-    campaign_create(name=name, task="switchability", items="schemas", filters={"collection": name}, k=k)
+    return campaign_create(
+        name=name, task="switchability", items="schemas", filters={"collection": name}, k=k
+    )
 
 
 def db_check(name: str) -> dict[str, int]:

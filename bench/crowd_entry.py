@@ -48,7 +48,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from annotation_load import Client, bench_database, db_check, percentile, start_server  # noqa: E402
+from annotation_load import (  # noqa: E402
+    Client,
+    bench_database,
+    create_campaign,
+    db_check,
+    percentile,
+    start_server,
+)
 from crowd_common import Stats, prolific_query, second_entry  # noqa: E402
 
 TARGET_P95_MS = 150.0
@@ -57,36 +64,13 @@ ASSIGNMENT = re.compile(rb'name="assignment" value="(\d+)"')
 
 def setup(participants: int, batch: int, k: int) -> tuple[str, str]:
     """The campaign and its Prolific link: (campaign name, the link's path)."""
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
 
     from annotation.crowd.services import study_link_create, study_link_token
-    from annotation.services import campaign_create
     from core.roles import Role
-    from datasets.models import Schema
 
-    items = participants * batch // k + 50
-    Schema.objects.bulk_create(
-        Schema(
-            collection="crowd-bench",
-            external_id=str(i),
-            text_before=f"The trophy number {i} doesn't fit into the suitcase because",
-            pronoun="it",
-            text_after="is too large.",
-            candidate_a="the trophy",
-            candidate_b="the suitcase",
-            answer="A",
-            source_file="bench",
-            source_row=i + 1,
-            file_checksum="",
-        )
-        for i in range(items)
-    )
-    campaign = campaign_create(
-        name="crowd-bench", task="switchability", items="schemas", filters={"collection": "crowd-bench"}, k=k
-    )
+    campaign = create_campaign("crowd-bench", participants * batch // k + 50, k)
     curator = User.objects.create_user("bench-curator")
-    from django.contrib.auth.models import Group
-
     curator.groups.add(Group.objects.get_or_create(name=Role.CURATOR.value)[0])
     link = study_link_create(
         campaign=campaign, platform="prolific", consent="bench", batch_size=batch, user=curator
