@@ -12,27 +12,10 @@ from django.contrib.sessions.models import Session
 
 from annotation.models import Assignment, AssignmentStatus, Judgment, JudgmentRevision
 from annotation.services import campaign_create
+from tests.browser.annotating import item_in_hand, next_item, press_on_page
 from tests.datasets.factories import SchemaFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _item_in_hand(page):
-    return int(page.locator("#annotate-form input[name=assignment]").get_attribute("value"))
-
-
-def _press_on_page(page, *keys):
-    page.locator("#item").click(position={"x": 2, "y": 2})  # focus the page, not a field
-    for key in keys:
-        page.keyboard.press(key)
-
-
-def _next_item(page, before):
-    page.wait_for_function(
-        "prev => { const el = document.querySelector('#annotate-form input[name=assignment]');"
-        " return !el || el.value !== prev; }",
-        arg=str(before),
-    )
 
 
 def test_a_participant_finishes_by_keyboard_goes_back_changes_one_and_skips_one(page, login, annotator):
@@ -46,12 +29,12 @@ def test_a_participant_finishes_by_keyboard_goes_back_changes_one_and_skips_one(
 
     answered = []
     for key in ("y", "n"):
-        lease = _item_in_hand(page)
+        lease = item_in_hand(page)
         answered.append(Assignment.objects.get(pk=lease).campaign_item_id)
-        _press_on_page(page, key, "Enter")
-        _next_item(page, lease)
+        press_on_page(page, key, "Enter")
+        next_item(page, lease)
     # each item has its own address: the one in hand now
-    third = Assignment.objects.get(pk=_item_in_hand(page))
+    third = Assignment.objects.get(pk=item_in_hand(page))
     assert page.url.endswith(f"/annotation/campaigns/sw/?item={third.campaign_item_id}")
 
     # the browser's Back button shows the answer before, inside the campaign, leasing nothing
@@ -61,31 +44,31 @@ def test_a_participant_finishes_by_keyboard_goes_back_changes_one_and_skips_one(
     assert page.locator("input[value=not_switchable]").is_checked()
     page.go_forward()
     page.wait_for_selector("#annotate-form input[name=assignment]", state="attached")
-    assert _item_in_hand(page) == third.pk and Assignment.objects.count() == 3
+    assert item_in_hand(page) == third.pk and Assignment.objects.count() == 3
 
     # "s" skips the item in hand: the next one comes, the skip is recorded
-    _press_on_page(page, "s")
-    _next_item(page, third.pk)
+    press_on_page(page, "s")
+    next_item(page, third.pk)
     third.refresh_from_db()
     assert third.status == AssignmentStatus.SKIPPED
     assert "skipped" in page.locator("#item .message").inner_text()
-    fourth = _item_in_hand(page)
+    fourth = item_in_hand(page)
 
     # "p" opens the previous answer; "y" and Enter change it, then the item in hand is back
-    _press_on_page(page, "p")
+    press_on_page(page, "p")
     page.wait_for_selector("#review")
     assert page.url.endswith(f"?item={answered[1]}")
     assert page.locator("#recent li").count() == 2
-    _press_on_page(page, "y", "Enter")
+    press_on_page(page, "y", "Enter")
     page.wait_for_selector("#annotate-form input[name=assignment]", state="attached")
     assert "was changed" in page.locator("#item .message").inner_text()
-    assert _item_in_hand(page) == fourth
+    assert item_in_hand(page) == fourth
     changed = Judgment.objects.get(campaign_item_id=answered[1])
     assert changed.answer == "switchable" and Judgment.objects.count() == 2
     assert JudgmentRevision.objects.get().answer == "not_switchable"
 
     # the last item by keyboard; nothing more (the skipped item is not handed back)
-    _press_on_page(page, "n", "Enter")
+    press_on_page(page, "n", "Enter")
     page.wait_for_selector("#done")
     assert Judgment.objects.count() == 3
     # the recent answers come when their fold is opened (an answer's response leaves them out)
@@ -129,7 +112,7 @@ def test_an_expired_session_mid_item_returns_to_the_campaign_with_the_answer_res
         page.locator("textarea[name=text]").input_value() == "the trophy is the large one, so it cannot fit"
     )
     page.locator("textarea[name=text]").press("Enter")
-    _next_item(page, lease.pk)
+    next_item(page, lease.pk)
     assert Judgment.objects.get().text == "the trophy is the large one, so it cannot fit"
     assert Judgment.objects.get().campaign_item_id == lease.campaign_item_id
 
@@ -146,7 +129,7 @@ def test_a_lost_security_token_says_to_reload_and_keeps_the_answer(page, login, 
     page.reload()
     page.wait_for_selector(".restored")
     page.locator("textarea[name=text]").press("Enter")
-    _next_item(page, lease.pk)
+    next_item(page, lease.pk)
     assert Judgment.objects.get(campaign_item_id=lease.campaign_item_id).text.startswith("the trophy")
 
 

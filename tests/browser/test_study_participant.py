@@ -8,6 +8,7 @@ import pytest
 from annotation.crowd import services as crowd
 from annotation.models import Assignment, AssignmentStatus, Judgment, JudgmentRevision, Participant
 from annotation.services import campaign_create
+from tests.browser.annotating import item_in_hand, next_item, press_on_page
 from tests.datasets.factories import SchemaFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,24 +37,6 @@ def _entry_url(link, pid):
     return f"/study/{crowd.study_link_token(link)}/?PROLIFIC_PID={pid}&STUDY_ID=st1&SESSION_ID=se1"
 
 
-def _in_hand(page):
-    return int(page.locator("#annotate-form input[name=assignment]").get_attribute("value"))
-
-
-def _press(page, *keys):
-    page.locator("#item").click(position={"x": 2, "y": 2})  # the page, not a field
-    for key in keys:
-        page.keyboard.press(key)
-
-
-def _after(page, before):
-    page.wait_for_function(
-        "prev => { const el = document.querySelector('#annotate-form input[name=assignment]');"
-        " return !el || el.value !== prev; }",
-        arg=str(before),
-    )
-
-
 def _gold_key(lease_pk):
     item = Assignment.objects.select_related("campaign_item").get(pk=lease_pk).campaign_item
     return "y" if item.gold_answer == "switchable" else "n"
@@ -71,26 +54,26 @@ def test_a_participant_passes_screening_works_a_batch_by_keyboard_and_gets_the_c
     page.keyboard.press("Enter")  # Start on the annotation page
     page.wait_for_selector("#annotate-form")
     for _ in range(2):  # the screening: the two gold items, answered right
-        lease = _in_hand(page)
-        _press(page, _gold_key(lease), "Enter")
-        _after(page, lease)
+        lease = item_in_hand(page)
+        press_on_page(page, _gold_key(lease), "Enter")
+        next_item(page, lease)
     participant = Participant.objects.get()
     assert participant.state == "working" and (participant.screening_seen, participant.screening_correct) == (
         2,
         2,
     )
 
-    first = _in_hand(page)
-    _press(page, "y", "Enter")
-    _after(page, first)
-    second = _in_hand(page)
-    _press(page, "s")  # skip one
-    _after(page, second)
+    first = item_in_hand(page)
+    press_on_page(page, "y", "Enter")
+    next_item(page, first)
+    second = item_in_hand(page)
+    press_on_page(page, "s")  # skip one
+    next_item(page, second)
     assert Assignment.objects.get(pk=second).status == AssignmentStatus.SKIPPED
-    third = _in_hand(page)
-    _press(page, "p")  # back to the answer before, and change it
+    third = item_in_hand(page)
+    press_on_page(page, "p")  # back to the answer before, and change it
     page.wait_for_selector("#review")
-    _press(page, "n", "Enter")
+    press_on_page(page, "n", "Enter")
     page.wait_for_selector("#annotate-form input[name=assignment]", state="attached")
     changed = Judgment.objects.get(
         campaign_item=Assignment.objects.get(pk=first).campaign_item, annotator=participant.user
@@ -98,9 +81,9 @@ def test_a_participant_passes_screening_works_a_batch_by_keyboard_and_gets_the_c
     assert (
         changed.answer == "not_switchable" and JudgmentRevision.objects.filter(judgment=changed).count() == 1
     )
-    assert _in_hand(page) == third
-    _press(page, "y", "Enter")
-    _after(page, third)
+    assert item_in_hand(page) == third
+    press_on_page(page, "y", "Enter")
+    next_item(page, third)
 
     # a second entry under the same id (another tab, later) resumes the same participant
     other = page.context.new_page()
@@ -109,7 +92,7 @@ def test_a_participant_passes_screening_works_a_batch_by_keyboard_and_gets_the_c
     other.close()
     assert Participant.objects.count() == 1 and Participant.objects.get().entries == 2
 
-    _press(page, "n", "Enter")  # the third real item: the batch is complete
+    press_on_page(page, "n", "Enter")  # the third real item: the batch is complete
     page.wait_for_url("**/done/")
     assert page.locator("#completion-code").inner_text() == "DONE7"
     assert "submissions/complete?cc=DONE7" in page.locator("#return-to-platform").get_attribute("href")
@@ -127,10 +110,10 @@ def test_who_fails_the_screening_gets_the_return_code(page, curator):
     page.keyboard.press("Enter")
     page.wait_for_selector("#annotate-form")
     for _ in range(2):
-        lease = _in_hand(page)
-        _press(page, "n" if _gold_key(lease) == "y" else "y", "Enter")  # wrong on purpose
+        lease = item_in_hand(page)
+        press_on_page(page, "n" if _gold_key(lease) == "y" else "y", "Enter")  # wrong on purpose
         if _ == 0:
-            _after(page, lease)
+            next_item(page, lease)
     page.wait_for_url("**/done/")
     assert "did not reach its mark" in page.locator("#screened-out").inner_text()
     assert page.locator("#completion-code").inner_text() == "BACK7"
@@ -150,7 +133,7 @@ def _writing_item_in_hand(page, curator, pid):
     page.wait_for_url("**/annotation/campaigns/rw/**")
     page.keyboard.press("Enter")
     page.wait_for_selector("textarea[name=text]")
-    return _in_hand(page)
+    return item_in_hand(page)
 
 
 def test_an_expired_session_brings_the_participant_back_through_the_link_with_the_answer(page, curator):
@@ -162,13 +145,13 @@ def test_an_expired_session_brings_the_participant_back_through_the_link_with_th
     page.locator("textarea[name=text]").press("Enter")
     # no password to sign in with: the study's link takes them back in, to the same item
     page.wait_for_selector(".restored")
-    assert "/annotation/campaigns/rw/" in page.url and _in_hand(page) == lease
+    assert "/annotation/campaigns/rw/" in page.url and item_in_hand(page) == lease
     assert (
         page.locator("textarea[name=text]").input_value() == "the trophy is the large one, so it cannot fit"
     )
     assert Participant.objects.get().entries == 2 and not Judgment.objects.exists()
     page.locator("textarea[name=text]").press("Enter")
-    _after(page, lease)
+    next_item(page, lease)
     assert Judgment.objects.get().text == "the trophy is the large one, so it cannot fit"
 
 
@@ -184,4 +167,4 @@ def test_a_reload_after_the_session_ended_offers_the_way_back_into_the_study(pag
     assert "/accounts/login/" in page.url
     page.click("#back-to-study")
     page.wait_for_selector("textarea[name=text]")
-    assert _in_hand(page) == lease and Participant.objects.get().entries == 2
+    assert item_in_hand(page) == lease and Participant.objects.get().entries == 2
