@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from annotation.tasks_registry import KNOWLEDGE_TYPES
+from annotation.answers import KNOWLEDGE_TYPES
 
 
 def unanimous_yes(votes: Sequence[str], yes: str) -> bool:

@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.agreement.services import campaign_agreement_summary
+from annotation.answers import ITEM_KINDS
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import Assignment, Campaign, CampaignAnnotator, CampaignStatus, Judgment, Task
 from annotation.permissions import (
@@ -34,7 +35,7 @@ from annotation.permissions import (
     NotStudyParticipant,
     user_can_curate,
 )
-from annotation.tasks_registry import ITEM_KINDS, task_spec
+from annotation.task_types import task_spec
 from core.api import form_create, form_input
 
 

@@ -4,8 +4,8 @@ from typing import Any
 
 from django import forms
 
+from annotation.answers import ITEM_KINDS
 from annotation.models import Task
-from annotation.tasks_registry import ITEM_KINDS
 
 
 def parse_filters(text: str) -> dict[str, str]:

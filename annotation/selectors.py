@@ -30,8 +30,7 @@ from annotation.models import (
     JudgmentRevision,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
-from annotation.task_types import ContextLine, TaskType, task_type
-from annotation.tasks_registry import task_spec
+from annotation.task_types import ContextLine, TaskType, task_spec, task_type
 
 
 def campaign_list(*, user: Any) -> QuerySet[Campaign]:

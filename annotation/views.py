@@ -28,8 +28,7 @@ from annotation.models import (
     ParticipantState,
 )
 from annotation.permissions import user_can_annotate, user_can_curate
-from annotation.task_types import task_type
-from annotation.tasks_registry import TASKS, task_spec
+from annotation.task_types import TASKS, task_spec, task_type
 
 ITEMS_PER_PAGE = 200
 
@@ -141,6 +140,7 @@ def _annotate_context(
     context: dict[str, Any] = {
         "campaign": campaign,
         "spec": spec,
+        "task_template": task_type(campaign.task).template,
         "assignment": assignment,
         "recent": [] if lazy_recent else selectors.judgment_recent(campaign=campaign, annotator=request.user),
         "lazy_recent": lazy_recent,

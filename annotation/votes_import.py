@@ -51,7 +51,7 @@ from django.db import transaction
 
 from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
-from annotation.tasks_registry import TASKS
+from annotation.task_types import TASKS
 from core.errors import WinnowError
 from core.jsonl import JsonLinesError, loads, read_jsonl
 from datasets.models import ComVEItem, Reason, Schema

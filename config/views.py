@@ -11,7 +11,7 @@ from django.templatetags.static import static
 
 from annotation import selectors as annotation_selectors
 from annotation.crowd.services import participant_of
-from annotation.tasks_registry import task_spec
+from annotation.task_types import task_spec
 from config.celery import app as celery_app
 from core.cache import cache_probe
 from core.roles import user_is_annotator, user_is_curator

@@ -34,7 +34,8 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportUploadForm(LimitedUploadForm):
-    format = forms.ChoiceField(choices=ImportFormat.choices)
+    # a campaign's batch records rows made from judgments: no file to upload
+    format = forms.ChoiceField(choices=[c for c in ImportFormat.choices if c[0] != ImportFormat.CAMPAIGN])
     uploads = MultipleFileField(
         allow_empty_file=True,  # the importer names the empty file in its error
         help_text="winowhy: winowhy.json and, optionally, cat_ref.json; trichelair: WSC_switched_label.json "

@@ -9,9 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation.answers import AnswerError
 from annotation.models import Judgment
 from annotation.services import campaign_create
-from annotation.tasks_registry import AnswerError, answer_clean
+from annotation.task_types import answer_clean
 from core.jsonl import JsonLinesError, read_jsonl
 from datasets.models import ImportBatch, Schema
 from tests.datasets.factories import SchemaFactory

@@ -23,8 +23,7 @@ from django.utils import timezone
 
 from annotation.agreement import stats as ag
 from annotation.models import AgreementHeadline, Campaign, CampaignItem, Judgment, Task
-from annotation.task_types import task_type
-from annotation.tasks_registry import task_spec
+from annotation.task_types import task_spec, task_type
 from core.tables import frame_records
 from datasets.models import KnowledgeType, ReasonOrigin
 

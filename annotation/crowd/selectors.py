@@ -19,7 +19,7 @@ from annotation.models import (
     PaymentDecision,
     StudyLink,
 )
-from annotation.tasks_registry import task_spec
+from annotation.task_types import task_spec
 
 
 def study_links_counted(*, campaign: Campaign) -> QuerySet[StudyLink]:

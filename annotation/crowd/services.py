@@ -45,7 +45,7 @@ from annotation.models import (
     StudyLinkStatus,
 )
 from annotation.services.assignment import assignment_gold_next
-from annotation.tasks_registry import task_spec
+from annotation.task_types import task_spec
 from core.roles import Actor, Role, account_of, user_is_curator, user_is_participant
 
 SALT = "winnow.study-link"

@@ -27,9 +27,11 @@ from typing import Any, ClassVar
 from django.db import models
 
 from annotation import aggregation_rules as rules
+from annotation.answers import KNOWLEDGE_TYPES
 from annotation.models import CampaignItem, Pipeline, PipelineKind, PipelineStage, Task
-from annotation.tasks_registry import KNOWLEDGE_TYPES, TASKS
+from annotation.task_types import TASKS
 from datasets.models import ComVEItem, Reason, ReasonOrigin, Schema
+from datasets.services import campaign_source_file, reasons_copy
 
 ORIGINS = (ReasonOrigin.HUMAN.value, ReasonOrigin.REVERSE.value, ReasonOrigin.GENERATED.value)
 
@@ -141,7 +143,7 @@ class ReasonWritingStage(_NoBuild, StageKind):
         campaign = ctx.stages[self.key].campaign
         assert campaign is not None
         ids = list(
-            Reason.objects.filter(source_file=f"campaign:{campaign.name}")
+            Reason.objects.filter(source_file=campaign_source_file(campaign.name))
             .order_by("pk")
             .values_list("pk", flat=True)
         )
@@ -238,31 +240,8 @@ class CandidatePoolStage(StageKind):
         """Copies each valid human reason of a question onto its reverse question, origin
         ``reverse``, once (a second build finds the copies)."""
         valid, reverse, generated = self._plan(ctx)
-        source = self._reverse_source(ctx)
-        existing = dict(Reason.objects.filter(source_file=source).values_list("source_row", "pk"))
-        top: dict[int, int] = defaultdict(int)
-        for row in (
-            Reason.objects.filter(schema_id__in={s for s, _ in reverse})
-            .values("schema_id")
-            .annotate(m=models.Max("position"))
-        ):
-            top[row["schema_id"]] = row["m"] or 0
-        reverse_ids: list[int] = []
-        for schema_id, original in reverse:
-            if original.pk not in existing:
-                top[schema_id] += 1
-                copy = Reason.objects.create(
-                    schema_id=schema_id,
-                    position=top[schema_id],
-                    text=original.text,
-                    origin=ReasonOrigin.REVERSE,
-                    plausibility=None,
-                    source_file=source,
-                    source_row=original.pk,
-                    file_checksum="",
-                )
-                existing[original.pk] = copy.pk
-            reverse_ids.append(existing[original.pk])
+        copies = reasons_copy(source=self._reverse_source(ctx), copies=reverse, origin=ReasonOrigin.REVERSE)
+        reverse_ids = [copies[original.pk] for _, original in reverse]
         return Selection(
             items="reasons",
             ids=[r.pk for r in valid] + reverse_ids + generated,
@@ -378,7 +357,7 @@ class ComVEWritingStage(_NoBuild, StageKind):
         assert campaign is not None
         ids = list(
             ComVEItem.objects.filter(
-                source_file=f"campaign:{campaign.name}", collection=ctx.pipeline.collection
+                source_file=campaign_source_file(campaign.name), collection=ctx.pipeline.collection
             ).values_list("pk", flat=True)
         )
         return {"counts": [("items written", len(ids))], "item_ids": sorted(ids)}

@@ -18,7 +18,7 @@ from annotation.permissions import user_can_curate
 from annotation.pipelines import services
 from annotation.pipelines.forms import PipelineCreateForm
 from annotation.pipelines.registry import PIPELINES
-from annotation.tasks_registry import task_spec
+from annotation.task_types import task_spec
 from datasets.models import Reason, ReasonOrigin, Schema
 
 

@@ -15,6 +15,7 @@ from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
 from annotation.task_types import AggregatedItem, ItemAggregate, TaskType, task_type
 from core.roles import Actor, signed_in
 from datasets.labels import LABEL_FIELDS, CampaignLayers
+from datasets.services import CampaignRows
 
 
 def adjudication_decisions(task: str) -> tuple[str, ...]:
@@ -100,12 +101,15 @@ class AggregateSummary:
 class _Changes:
     """Collects changed rows and writes them with one bulk_update per model. Labels go to
     the campaign's own layer (``datasets.labels``): an item's fields take them only where
-    no import gave that label, and only when the campaign's label changes."""
+    no import gave that label, and only when the campaign's label changes. Rows made from
+    written answers go to ``datasets.services.CampaignRows``, which records their provenance
+    (one batch of format campaign)."""
 
     def __init__(self, campaign: Campaign) -> None:
         self.rows: dict[type[models.Model], dict[int, models.Model]] = defaultdict(dict)
         self.fields: dict[type[models.Model], set[str]] = defaultdict(set)
         self.layers = CampaignLayers(campaign_id=campaign.pk, campaign_name=campaign.name)
+        self.written = CampaignRows(campaign_name=campaign.name, task=campaign.task)
 
     def set(self, obj: models.Model, values: dict[str, Any]) -> bool:
         if type(obj) not in LABEL_FIELDS:
@@ -138,6 +142,7 @@ class _Changes:
             for values, pks in groups.values():
                 for start in range(0, len(pks), 500):
                     model._default_manager.filter(pk__in=pks[start : start + 500]).update(**values)
+        self.written.write()
 
 
 def _aggregate_one(
@@ -151,7 +156,8 @@ def _aggregate_one(
     """The task's rule on one item with its K votes and its latest decision: the rows to
     change go to ``changes``, the item's aggregate record and review flag too."""
     result = kind.aggregate_item(campaign=campaign, item=item, votes=votes, decision=decision)
-    changed = result.created > 0
+    created = changes.written.add(result.written)
+    changed = created > 0
     for obj, values in result.updates:
         changed |= changes.set(obj, values)
     counts = dict(sorted(Counter(j.answer for j in votes).items()))
@@ -161,13 +167,15 @@ def _aggregate_one(
     if decision:
         aggregate["adjudication"] = decision
     changed |= changes.set(item, {"aggregate": aggregate, "needs_review": result.needs_review})
-    return _ItemDone(result=result, changed=changed)
+    return _ItemDone(result=result, changed=changed, created=created)
 
 
 @dataclass(frozen=True)
 class _ItemDone:
     result: ItemAggregate
     changed: bool
+    #: Rows made from the item's written answers (reasons, ComVE items).
+    created: int
 
     @property
     def label(self) -> str | None:
@@ -215,7 +223,7 @@ def campaign_aggregate(
             summary.aggregated += 1
             done = _aggregate_one(kind, campaign, item, item_votes, decisions.get(item.pk), changes)
             result = done.result
-            summary.created += result.created
+            summary.created += done.created
             if result.label is not None:
                 summary.labels[result.label] += 1
             summary.changed += int(done.changed)

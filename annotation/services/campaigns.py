@@ -10,10 +10,10 @@ from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.utils.text import slugify
 
+from annotation.answers import ITEM_KINDS
 from annotation.errors import CampaignError
 from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
-from annotation.task_types import DataItem, task_type
-from annotation.tasks_registry import ITEM_KINDS, task_spec
+from annotation.task_types import DataItem, task_spec, task_type
 from core.roles import Actor, signed_in
 from datasets.models import ComVEItem, Explanation, Reason, Schema
 

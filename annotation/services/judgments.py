@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.answers import AnswerError
 from annotation.errors import JudgmentLocked, JudgmentRefused, LeaseExpired
 from annotation.models import (
     Assignment,
@@ -27,8 +28,7 @@ from annotation.models import (
     JudgmentRevision,
 )
 from annotation.services.assignment import _item_load
-from annotation.task_types import comve_has_options
-from annotation.tasks_registry import AnswerError, answer_clean, task_spec
+from annotation.task_types import answer_clean, comve_has_options, task_spec
 from core.roles import Actor, signed_in
 from datasets.models import ComVEItem
 

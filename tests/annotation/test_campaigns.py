@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign, CampaignItem, StudyLink
 from annotation.services import CampaignError, campaign_annotator_pause, campaign_create
-from annotation.tasks_registry import TASKS
+from annotation.task_types import TASKS
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db

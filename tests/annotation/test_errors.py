@@ -5,8 +5,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from annotation import errors, services
+from annotation.answers import AnswerError
 from annotation.models import Campaign, CampaignItem
-from annotation.tasks_registry import AnswerError
 from annotation.votes_import import VotesImportError
 from core.errors import Forbidden, WinnowError
 from tests.datasets.factories import SchemaFactory

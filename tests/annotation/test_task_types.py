@@ -5,9 +5,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from annotation.answers import AnswerError
 from annotation.models import Campaign, CampaignItem, Judgment, Task
-from annotation.task_types import TASK_TYPES, AggregatedItem, TaskType, task_type
-from annotation.tasks_registry import TASKS, AnswerError
+from annotation.task_types import TASK_TYPES, TASKS, AggregatedItem, TaskType, task_type
 from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 

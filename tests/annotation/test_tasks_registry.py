@@ -2,8 +2,9 @@
 
 import pytest
 
+from annotation.answers import AnswerError, clause_with_pronoun
 from annotation.models import Task
-from annotation.tasks_registry import TASKS, AnswerError, answer_clean, answer_key, clause_with_pronoun
+from annotation.task_types import TASKS, answer_clean, answer_key
 
 PAPER_K = {
     "switchability": 3,

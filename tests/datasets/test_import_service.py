@@ -183,8 +183,8 @@ def test_twins_are_relinked_when_a_new_version_of_the_file_pairs_differently(tmp
 
 @pytest.mark.django_db(transaction=True)
 def test_import_racing_another_import_fails_cleanly_and_writes_nothing(tmp_path: Path, monkeypatch):
-    from datasets import services
     from datasets.services import DatasetImportError
+    from datasets.services import comve as services
 
     folder = sources.write_comve(tmp_path / "dev")
     dataset_import(format="comve", paths=[folder])

@@ -5,9 +5,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.answers import ITEM_KINDS
 from annotation.models import Task
 from annotation.services import CampaignError, campaign_create
-from annotation.tasks_registry import ITEM_KINDS
 
 
 class Command(BaseCommand):

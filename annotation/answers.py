@@ -1,0 +1,217 @@
+"""What an annotation task's answers are, and how an answer is checked. No Django here.
+
+A :class:`TaskSpec` says what items a task works on, which answers exist (each with its
+keyboard key), how many judgments an item needs by default (K, from the papers) and the
+default instructions with worked examples. Each task's spec is written on the task's own
+class (``annotation/task_types/``, one module per family); this module holds what they
+share, so that the answers are checked without a database.
+
+Task names are the values of ``annotation.models.Task``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import WinnowError
+
+ITEM_KINDS = ("schemas", "reasons", "comve", "slots", "explanations")
+KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
+
+
+class AnswerError(WinnowError, ValueError):
+    """An answer that the task does not accept; the message says which field and why.
+    (Still a ValueError, as it was before the domain errors had one root.)"""
+
+    status = 400
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+    key: str
+
+
+def yes_no(yes: str, yes_label: str, no: str, no_label: str) -> tuple[Choice, Choice]:
+    """The two answers of a yes/no question, on the keys ``y`` and ``n``."""
+    return Choice(yes, yes_label, "y"), Choice(no, no_label, "n")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    title: str
+    item_kinds: tuple[str, ...]
+    default_k: int
+    choices: tuple[Choice, ...] = ()
+    # Second question of ComVE check ("which reason"), answered in payload["option"].
+    option_choices: tuple[Choice, ...] = ()
+    writes_text: bool = False
+    writes_comve: bool = False
+    instructions: str = ""
+    min_text_length: int = 0
+
+    @property
+    def choice_values(self) -> tuple[str, ...]:
+        return tuple(c.value for c in self.choices)
+
+    def label_of(self, value: str) -> str:
+        for c in self.choices:
+            if c.value == value:
+                return c.label
+        return value
+
+    @property
+    def free_text(self) -> bool:
+        """Answers are written (a reason, a ComVE item), not chosen: no categories to
+        count, so no agreement figures and no votes to import."""
+        return self.writes_text or self.writes_comve
+
+    def answer_key(self, answer: str, payload: Any) -> str:
+        """The canonical string compared with a gold answer: the choice, and the answer to
+        the second question when the task asks one ("1:B" for ComVE check)."""
+        if self.option_choices and isinstance(payload, dict) and payload.get("option"):
+            return f"{answer}:{payload['option']}"
+        return answer
+
+
+COMVE_WRITING_FIELDS = ("statement_0", "statement_1", "option_a", "option_b", "option_c")
+
+
+#: A cell starting with one of these is run as a formula by spreadsheets (CSV injection).
+#: Crowd-written text may not start with them, so the release files can carry every text
+#: byte for byte and still be safe to open (the annotation exports also neutralise them).
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+def _no_formula_start(field: str, value: str) -> None:
+    if value.startswith(FORMULA_STARTS):
+        raise AnswerError(
+            f"{field}: may not start with {value[0]!r} (a spreadsheet would run it as a formula); "
+            "begin with a word"
+        )
+
+
+def answer_clean(
+    spec: TaskSpec,
+    *,
+    answer: str = "",
+    text: str = "",
+    payload: dict[str, Any] | None = None,
+    has_options: bool = True,
+) -> tuple[str, str, dict[str, Any]]:
+    """Validate and normalise an answer to the task of ``spec``: (answer, text, payload).
+    (``annotation.task_types.answer_clean`` takes the task's name.)
+
+    Raises AnswerError naming the field and the reason."""
+    answer = (answer or "").strip()
+    text = (text or "").strip()
+    payload = dict(payload or {})
+    if spec.choices:
+        if answer not in spec.choice_values:
+            raise AnswerError(f"answer: {answer!r} is not one of {', '.join(spec.choice_values)}")
+    elif answer:
+        raise AnswerError(f"answer: this task takes no choice, got {answer!r}")
+    if spec.option_choices and has_options:
+        option = str(payload.get("option", "")).strip().upper()
+        allowed = tuple(c.value for c in spec.option_choices)
+        if option not in allowed:
+            raise AnswerError(f"option: {option!r} is not one of {', '.join(allowed)}")
+        payload = {"option": option}
+    elif spec.option_choices:
+        payload = {}
+    if spec.writes_text:
+        if len(text) < spec.min_text_length:
+            raise AnswerError(f"text: write a reason of at least {spec.min_text_length} characters")
+        if len(text) > 2000:
+            raise AnswerError("text: at most 2000 characters")
+        _no_formula_start("text", text)
+        payload = {}
+    elif not spec.writes_comve:
+        text = ""
+    if spec.writes_comve:
+        payload = comve_payload_clean(payload)
+        text = ""
+    elif not spec.option_choices:
+        payload = {}
+    return answer, text, payload
+
+
+def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in COMVE_WRITING_FIELDS:
+        value = str(payload.get(name, "") or "").strip()
+        if not value:
+            raise AnswerError(f"{name}: required")
+        if len(value) > 500:
+            raise AnswerError(f"{name}: at most 500 characters")
+        _no_formula_start(name, value)
+        out[name] = value
+    if out["statement_0"].lower() == out["statement_1"].lower():
+        raise AnswerError("statement_1: the two statements must differ")
+    false_index = str(payload.get("false_index", "")).strip()
+    if false_index not in ("0", "1"):
+        raise AnswerError("false_index: say which statement is against common sense (0 or 1)")
+    out["false_index"] = int(false_index)
+    correct = str(payload.get("correct_option", "")).strip().upper()
+    if correct not in ("A", "B", "C"):
+        raise AnswerError("correct_option: one of A, B, C")
+    out["correct_option"] = correct
+    refs = payload.get("references")
+    if not isinstance(refs, list | tuple):
+        refs = [payload.get(f"reference_{i}", "") for i in (1, 2, 3)]
+    refs = [str(r or "").strip() for r in refs]
+    if len(refs) != 3 or not all(refs):
+        raise AnswerError("references: write three reference explanations")
+    if any(len(r) > 500 for r in refs):
+        raise AnswerError("references: at most 500 characters each")
+    for ref in refs:
+        _no_formula_start("references", ref)
+    out["references"] = refs
+    return out
+
+
+def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:
+    """The clause containing the pronoun (associativity shows only this): from the last
+    clause boundary before the pronoun to the first after it."""
+    boundaries = (
+        ",",
+        ";",
+        ".",
+        "!",
+        "?",
+        " because",
+        " but",
+        " so",
+        " although",
+        " though",
+        " since",
+        " when",
+        " until",
+        " after",
+        " before",
+        " that",
+        " while",
+        " and",
+        " if",
+    )
+    before = text_before
+    cut = 0
+    lowered = before.lower()
+    for b in boundaries:
+        i = lowered.rfind(b)
+        if i >= 0:
+            cut = max(cut, i + len(b))
+    # No boundary before the pronoun (a relative clause without "that": "the difficulties
+    # he faced in his childhood"): the clause starts at the pronoun.
+    head = before[cut:].strip() if cut or not text_after.strip(" .!?") else ""
+    after = text_after
+    end = len(after)
+    for b in (".", ";", "!", "?", ","):
+        i = after.find(b)
+        if i >= 0:
+            end = min(end, i)
+    tail = after[:end].strip()
+    return " ".join(p for p in (head, pronoun, tail) if p)
