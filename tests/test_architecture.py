@@ -7,6 +7,7 @@ and on a copy with one deliberate backward import, which it must refuse.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -87,3 +88,40 @@ def test_a_pure_module_importing_django_breaks_the_contract(tmp_path: Path) -> N
     assert result.returncode != 0
     assert "Pure modules import no Django" in result.stdout
     assert "evaluation.metrics.common -> django" in result.stdout
+
+
+# --------------------------------------------------------------------------- variants
+
+#: Where code is read for comparisons: every app, the templates, the scripts, the tests.
+SCANNED = (*PACKAGES, "templates", "static", "bench", "scripts", "tests")
+SCANNED_SUFFIXES = {".py", ".html", ".js", ".txt"}
+
+
+def _task_name_comparisons() -> list[str]:
+    """Every comparison with a quoted task name (``task == "switchability"``, ``"x" != t``,
+    ``t in ("a", "b")``, ``case "a":``) outside the enum's own module and the migrations."""
+    from annotation.models import Task
+
+    name = "|".join(re.escape(value) for value in Task.values)
+    quoted = rf"""["'](?:{name})["']"""
+    compared = re.compile(rf"(?:==|!=)\s*{quoted}|{quoted}\s*(?:==|!=)|\bcase\s+{quoted}")
+    member = re.compile(rf"\bin\s*[(\[{{][^)\]}}]*{quoted}")
+    loop = re.compile(r"\bfor\s+[\w, ]+\s+$")  # ``for t in ("a", "b")`` iterates, compares nothing
+    own = {ROOT / "annotation" / "models.py", Path(__file__).resolve()}
+    found = []
+    for top in SCANNED:
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.suffix not in SCANNED_SUFFIXES or path in own or "migrations" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if compared.search(line) or any(
+                    not loop.search(line[: m.start()]) for m in member.finditer(line)
+                ):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_code_compares_a_quoted_task_name() -> None:
+    """What differs per task lives on the task's class (annotation/task_types/) and its
+    template; elsewhere a task is compared as its enum value (``Task.COMVE_CHECK``)."""
+    assert _task_name_comparisons() == []

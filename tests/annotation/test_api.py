@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Judgment
+from annotation.models import Judgment, Task
 from annotation.services import campaign_annotator_pause, campaign_create
 from tests.datasets.factories import ComVEItemFactory, SchemaFactory
 
@@ -27,7 +27,7 @@ def test_next_submit_progress(api, annotator, campaign):
     nxt = api.post(reverse("annotation-api:next", args=["sw"]))
     assert nxt.status_code == 200
     body = nxt.json()
-    assert body["task"] == "switchability" and body["item"]["switched"]
+    assert body["task"] == Task.SWITCHABILITY and body["item"]["switched"]
     assert [c["key"] for c in body["choices"]] == ["y", "n"]
     submit = reverse("annotation-api:submit", args=[body["assignment"]])
     first = api.post(submit, {"answer": "switchable", "duration_ms": 900}, format="json")

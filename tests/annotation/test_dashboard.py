@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.agreement.services import campaign_agreement_summary
-from annotation.models import AgreementHeadline, Campaign, CampaignItem, Judgment
+from annotation.models import AgreementHeadline, Campaign, CampaignItem, Judgment, Task
 from annotation.selectors import campaign_annotators, campaign_overview
 from annotation.services import (
     adjudication_record,
@@ -128,7 +128,10 @@ def _twenty_campaigns(make_annotators):
         campaign = campaign_create(name=f"c{n}", task=task, items=kind, k=2)
         if n % 3 == 0:
             answer_all(
-                campaign, annotators, _always("switchable" if task == "switchability" else "Object"), limit=1
+                campaign,
+                annotators,
+                _always("switchable" if task == Task.SWITCHABILITY else "Object"),
+                limit=1,
             )
         if n % 4 == 0:
             AgreementHeadline.objects.create(

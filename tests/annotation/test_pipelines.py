@@ -4,7 +4,7 @@ the preview, an advance that is safe to click twice, and the refusals."""
 import pytest
 
 from annotation.errors import PipelineError
-from annotation.models import Campaign, CampaignStatus, Pipeline, PipelineStage, StageStatus
+from annotation.models import Campaign, CampaignStatus, Pipeline, PipelineStage, StageStatus, Task
 from annotation.pipelines import registry
 from annotation.pipelines.services import pipeline_advance, pipeline_advance_preview, pipeline_create
 from datasets.models import ComVEItem, Reason, ReasonOrigin
@@ -57,7 +57,7 @@ def test_winowhy_pipeline_stage_by_stage(curator, make_annotators):
     pipeline = pipeline_create(curator=curator, kind="winowhy", collection="mine", name="p1")
     writing = _stage(pipeline, "writing")
     assert writing.status == StageStatus.ACTIVE
-    assert writing.campaign.task == "reason_writing" and writing.campaign.judgments_per_item == 5
+    assert writing.campaign.task == Task.REASON_WRITING and writing.campaign.judgments_per_item == 5
     assert writing.campaign.items.count() == 3
     assert _stage(pipeline, "validation").status == StageStatus.WAITING
 
@@ -214,7 +214,7 @@ def test_comve_pipeline_writes_checks_rewrites_and_reports_accuracy(curator, mak
     people = make_annotators(3)
     pipeline = pipeline_create(curator=curator, kind="comve", collection="my-comve", name="c1", slots=2)
     writing = _stage(pipeline, "writing")
-    assert writing.campaign.task == "comve_writing" and writing.campaign.items.count() == 2
+    assert writing.campaign.task == Task.COMVE_WRITING and writing.campaign.items.count() == 2
     answer_all(writing.campaign, people[:2], lambda item, i: _comve_answer(i), limit=1)
     _advance(pipeline, curator)
     written = ComVEItem.objects.filter(collection="my-comve")
@@ -235,7 +235,7 @@ def test_comve_pipeline_writes_checks_rewrites_and_reports_accuracy(curator, mak
     assert preview.outcome["accuracy"] == pytest.approx(4 / 6)
     _advance(pipeline, curator)
     rewrite = _stage(pipeline, "rewrite")
-    assert rewrite.campaign.task == "comve_rewrite" and [
+    assert rewrite.campaign.task == Task.COMVE_REWRITE and [
         i.comve_item_id for i in rewrite.campaign.items.all()
     ] == [first.pk]
     from annotation.task_types import task_type

@@ -1,14 +1,19 @@
 """Each annotation task's behaviour lives on its definition: every task has one, every
 definition implements every hook, and each kind of hook does what its task's paper says."""
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from django.conf import settings
+from django.template.loader import get_template
+from django.urls import reverse
 
 from annotation.answers import AnswerError
 from annotation.models import Campaign, CampaignItem, Judgment, Task
 from annotation.task_types import TASK_TYPES, TASKS, AggregatedItem, TaskType, task_type
 from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
+from tests.annotation.factories import campaign_for, form_fields
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
@@ -42,6 +47,22 @@ def test_every_definition_implements_every_hook():
     assert {"present", "aggregate_item", "aggregate_finish", "plausible_answer"} <= set(HOOKS)
     for definition in TASK_TYPES.values():
         assert _missing_hooks(type(definition)) == set(), definition.name
+
+
+@pytest.mark.parametrize("name", sorted(Task.values))
+def test_every_task_has_its_class_its_spec_and_its_own_template(name):
+    assert name in TASK_TYPES, f"no class for the task {name!r} in annotation.task_types.TASK_TYPES"
+    definition = TASK_TYPES[name]
+    assert {"spec", "template"} <= set(HOOKS)
+    assert definition.spec.name == name
+    assert definition.template == f"annotation/tasks/{name}.html"
+    get_template(definition.template)  # TemplateDoesNotExist when the file is missing
+
+
+def test_every_task_template_belongs_to_a_task():
+    folder = Path(settings.BASE_DIR) / "templates" / "annotation" / "tasks"
+    templates = {p.stem for p in folder.glob("*.html") if not p.name.startswith("_")}
+    assert templates == set(Task.values)
 
 
 def test_a_definition_that_leaves_a_hook_to_the_base_class_is_caught():
@@ -84,6 +105,37 @@ def test_present_shows_the_switched_sentence_or_only_the_clause_and_never_the_ke
     assert task_type("comve_writing").present(CampaignItem()) == {}  # an empty writing slot
 
 
+#: Template syntax that would reach the page when a tag or a comment is not closed where
+#: Django reads it (``{# ... #}`` spans one line only).
+TEMPLATE_SYNTAX = ("{#", "#}", "{%", "{{")
+
+
+def _leaked_syntax(html: str) -> list[str]:
+    return [token for token in TEMPLATE_SYNTAX if token in html]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(Task.values))
+def test_the_annotate_page_and_its_htmx_fragments_show_no_template_syntax(name, client, annotator):
+    campaign = campaign_for(name, k=1)
+    client.force_login(annotator)
+    url = reverse("annotation:campaign-annotate", args=[campaign.name])
+    assert _leaked_syntax(client.get(url).content.decode()) == []  # the Start page
+    started = client.post(url, {"start": "1"}, HTTP_HX_REQUEST="true")  # Start with htmx: the item
+    assignment = started.context["assignment"]
+    assert assignment is not None and "<html" not in started.content.decode()
+    assert TASK_TYPES[name].template in {t.name for t in started.templates}
+    assert _leaked_syntax(started.content.decode()) == []
+    page = client.get(url)  # the whole page with the item in hand
+    assert _leaked_syntax(page.content.decode()) == []
+    answered = client.post(  # the fragment after an answer: nothing left, recent answers on demand
+        url, {"assignment": assignment.pk, **form_fields(name)}, HTTP_HX_REQUEST="true"
+    )
+    html = answered.content.decode()
+    assert 'id="done"' in html and 'id="recent"' in html
+    assert _leaked_syntax(html) == []
+
+
 def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]:
     """A campaign item of task ``name`` on a reason, its schema and a ComVE item, fetched
     with the task's ``item_relations`` joined."""
@@ -106,7 +158,7 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
     definition, fetched, _ = _item_with_its_relations(name)
     # a rewrite also shows the testees' answers, another campaign's judgments: one query
     # for the item's last check (none here), one for its judgments; never one per answer
-    with django_assert_num_queries(1 if name == "comve_rewrite" else 0):
+    with django_assert_num_queries(1 if name == Task.COMVE_REWRITE else 0):
         view = definition.present(fetched)
     assert view
 
@@ -115,18 +167,18 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, django_assert_num_queries):
     definition, fetched, reason = _item_with_its_relations(name)
-    with django_assert_num_queries(1 if name == "comve_rewrite" else 0):  # the check it had: none here
+    with django_assert_num_queries(1 if name == Task.COMVE_REWRITE else 0):  # the check it had: none here
         lines = definition.context(fetched)
     shown = {line.label: line for line in lines}
-    if name == "comve_rewrite":
+    if name == Task.COMVE_REWRITE:
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
         assert shown["Testees answered"].text == "no check found"
-    elif name == "comve_writing":
+    elif name == Task.COMVE_WRITING:
         assert shown["Prompt (statement against sense)"].text == "He put an elephant into the fridge."
-    elif name == "comve_check":
+    elif name == Task.COMVE_CHECK:
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
         assert shown["Answer"].text == "statement 2 is against common sense"
-    elif name == "explanation_plausibility":
+    elif name == Task.EXPLANATION_PLAUSIBILITY:
         assert shown["Statement against common sense"].text == "He put an elephant into the fridge."
         assert shown["Explanation by tiny (run #7)"].text == "an elephant is bigger than a fridge."
         assert "Reference 1" in shown
@@ -139,7 +191,7 @@ def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, d
         )
         assert [line.label for line in lines if line.right] == ["Candidate A"]
         assert shown["Answer"].text == "“it” refers to the trophy"
-        if name in ("reason_plausibility", "knowledge_type"):
+        if name in (Task.REASON_PLAUSIBILITY, Task.KNOWLEDGE_TYPE):
             assert shown["Reason (human)"].text == reason.text
 
 
