@@ -75,6 +75,7 @@ def test_written_and_rewritten_comve_items_carry_the_judgment_they_came_from():
 
     rewrite = campaign_for(Task.COMVE_REWRITE, name="crw")
     item = rewrite.items.get().comve_item
+    assert item is not None
     judgments_for(rewrite, prefix="rewriter")
     campaign_aggregate(campaign=rewrite)
     item.refresh_from_db()
