@@ -6,15 +6,15 @@ from rest_framework.test import APIClient
 
 from annotation.models import Judgment, Task
 from annotation.services import campaign_annotator_pause, campaign_create
-from tests.datasets.factories import ComVEItemFactory, SchemaFactory
+from tests.annotation.factories import campaign_for
+from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def campaign():
-    SchemaFactory.create_batch(2)
-    return campaign_create(name="sw", task="switchability", items="schemas", k=1)
+    return campaign_for(Task.SWITCHABILITY, name="sw", items=2, k=1)
 
 
 @pytest.fixture
@@ -50,8 +50,7 @@ def test_bad_answer_is_a_400_with_the_reason(api, annotator, campaign):
 
 
 def test_comve_check_option_through_the_api(api, annotator):
-    ComVEItemFactory.create()
-    campaign_create(name="cc", task="comve_check", items="comve")
+    campaign_for(Task.COMVE_CHECK, name="cc")
     api.force_authenticate(annotator)
     body = api.post(reverse("annotation-api:next", args=["cc"])).json()
     assert "options" in body["item"] and "correct_option" not in str(body)

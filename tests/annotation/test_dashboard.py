@@ -18,6 +18,7 @@ from annotation.services import (
     judgment_submit,
 )
 from tests.annotation.answering import answer_all
+from tests.annotation.factories import campaign_for
 from tests.datasets.factories import ReasonFactory, SchemaFactory
 
 pytestmark = pytest.mark.django_db
@@ -91,8 +92,7 @@ def test_the_agreement_is_the_agreement_modules_headline_and_goes_stale(client, 
 
 
 def test_a_free_text_campaign_has_no_agreement_figure(client, curator):
-    SchemaFactory.create()
-    campaign_create(name="rw", task="reason_writing", items="schemas", k=1)
+    campaign_for(Task.REASON_WRITING, name="rw", k=1)
     client.force_login(curator)
     response = client.post(reverse("annotation:campaign-agreement-compute", args=["rw"]), follow=True)
     assert "rw has written answers, not categories: no agreement figure." in response.content.decode()

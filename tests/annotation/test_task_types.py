@@ -10,10 +10,10 @@ from django.template.loader import get_template
 from django.urls import reverse
 
 from annotation.answers import AnswerError
-from annotation.models import Campaign, CampaignItem, Judgment, Task
+from annotation.models import CampaignItem, Judgment, Task
 from annotation.task_types import TASK_TYPES, TASKS, AggregatedItem, TaskType, task_type
 from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
-from tests.annotation.factories import campaign_for, form_fields
+from tests.annotation.factories import CampaignFactory, campaign_for, form_fields
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
@@ -144,7 +144,7 @@ def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]
     explanation = Explanation.objects.create(
         comve_item=comve, text="an elephant is bigger than a fridge.", run_id=7, model_name="tiny"
     )
-    campaign = Campaign.objects.create(name=f"c-{name}", task=name, judgments_per_item=1)
+    campaign = CampaignFactory.create(name=f"c-{name}", task=name, judgments_per_item=1)
     item = CampaignItem.objects.create(
         campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve, explanation=explanation
     )
@@ -264,7 +264,7 @@ def test_adjudication_decisions_follow_the_task():
 def test_aggregate_item_applies_the_papers_rule_and_a_decision_overrides_the_votes():
     schema = SchemaFactory.build(switched_text="already switched")
     item = CampaignItem(schema=schema)
-    campaign = Campaign(name="sw", task="switchability", judgments_per_item=3)
+    campaign = CampaignFactory.build(name="sw", task=Task.SWITCHABILITY, judgments_per_item=3)
     switchability = task_type("switchability")
     split = switchability.aggregate_item(
         campaign=campaign,
@@ -310,7 +310,7 @@ def test_aggregate_finish_gives_a_question_its_major_knowledge_types_and_a_check
     first = ReasonFactory.create()
     second = ReasonFactory.create(schema=first.schema)
     knowledge = task_type("knowledge_type")
-    campaign = Campaign(name="kt", task="knowledge_type", judgments_per_item=2)
+    campaign = CampaignFactory.build(name="kt", task=Task.KNOWLEDGE_TYPE, judgments_per_item=2)
     aggregated = []
     for reason, answers in ((first, ("Spatial", "Property")), (second, ("Spatial", "Object"))):
         item = CampaignItem(reason=reason)
