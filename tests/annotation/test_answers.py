@@ -1,4 +1,4 @@
-"""Task definitions and answer validation (pure)."""
+"""A task's spec and answer validation (annotation.answers, pure), read through the registry."""
 
 import pytest
 
