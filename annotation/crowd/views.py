@@ -151,7 +151,9 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
             "signed_in_as": signed_in_as,
             "back": _secret(request, link) != "",
         }
-        return render(request, "annotation/study_landing.html", context, status=409 if signed_in_as else 200)
+        return render(
+            request, "annotation/study_landing.html", context, status=409 if request.method == "POST" else 200
+        )
     try:
         entry = participant_enter(link=link, params=params, secret=_secret(request, link))
     except StudyLinkReplayed as error:
