@@ -219,7 +219,7 @@ def test_a_second_browser_with_a_known_id_neither_reads_nor_changes_the_particip
     assert refused.status_code == 409
     assert "open in another browser" in refused.content.decode() and "FULL1" not in refused.content.decode()
     # not signed in as them: no item in hand, no answer to read or change, no finish
-    assert other.get(ANNOTATE).status_code == 302 and "/accounts/login/" in other.get(ANNOTATE).url
+    assert other.get(ANNOTATE).status_code == 302 and "/accounts/login/" in other.get(ANNOTATE)["Location"]
     assert other.get(f"{ANNOTATE}?item={answered}").status_code == 302
     change = reverse("annotation:item-change", args=["sw", answered])
     assert other.post(change, {"answer": "switchable"}).status_code == 302
