@@ -300,11 +300,11 @@ def participant_enter(*, link: StudyLink, params: dict[str, Any], secret: str = 
             existing = Participant.objects.select_related("user").get(link=link, external_id=external_id)
     participant = existing
     bind = ""
-    if not participant.secret_hash:
+    if not participant.secret_hash and participant.state not in FINISHED:
         # a participant made before entries were bound: the next browser to enter holds it
         bind = secrets.token_urlsafe(32)
     elif not _holds_secret(participant, secret):
-        raise StudyOpenElsewhere()
+        raise StudyOpenElsewhere()  # (a finished one made before: their code to nobody)
     if participant.state in FINISHED:
         raise StudyLinkReplayed(participant)
     changes: dict[str, Any] = {

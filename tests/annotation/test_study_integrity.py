@@ -297,3 +297,17 @@ def test_a_participants_page_shows_no_slug_and_no_log_out(client, campaign, cura
     page = client.get(ANNOTATE).content.decode()
     assert "Study participant" in page and "Log out" not in page
     assert '<small class="muted">sw</small>' not in page and 'class="participant"' in page
+
+
+def test_a_participant_made_before_entries_were_bound_is_bound_by_their_next_entry(client, campaign, curator):
+    link = _link(campaign, curator)
+    _enter(client, link, PROLIFIC_PID="OLD1")
+    Participant.objects.update(secret_hash="")  # as the migration leaves earlier participants
+    mine = Client()
+    assert _enter(mine, link, PROLIFIC_PID="OLD1").status_code == 302  # bound to this browser now
+    assert Client().post(_url(link, PROLIFIC_PID="OLD1")).status_code == 409
+    assert _enter(mine, link, PROLIFIC_PID="OLD1").status_code == 302
+    # a finished one made before: their code to nobody
+    Participant.objects.update(secret_hash="", state=ParticipantState.DONE)
+    replay = Client().post(_url(link, PROLIFIC_PID="OLD1"))
+    assert replay.status_code == 409 and "FULL1" not in replay.content.decode()
