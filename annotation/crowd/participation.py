@@ -70,10 +70,12 @@ class StudyParticipation:
         participant = participant_of(user)
         if participant is None:
             return {}
+        token = study_link_token(participant.link)
         return {
             "study": participant,
-            "study_token": study_link_token(participant.link),
+            "study_token": token,
             "study_entry": participant_reentry_path(participant),
+            "study_finish": reverse("study:finish", args=[token]),
         }
 
     def after_answer(self, *, user: Any, answered: Answered) -> None:
