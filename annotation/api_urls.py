@@ -1,7 +1,6 @@
 from django.urls import path
 
 from annotation import api
-from annotation.crowd import api as crowd_api
 
 app_name = "annotation-api"
 
@@ -14,23 +13,6 @@ urlpatterns = [
         "campaigns/<slug:name>/annotators/<int:user_id>/pause/",
         api.CampaignAnnotatorPauseApi.as_view(),
         name="annotator-pause",
-    ),
-    path("campaigns/<slug:name>/links/", crowd_api.StudyLinkListApi.as_view(), name="study-links"),
-    path(
-        "campaigns/<slug:name>/links/<int:link_id>/close/",
-        crowd_api.StudyLinkCloseApi.as_view(),
-        name="study-link-close",
-    ),
-    path("campaigns/<slug:name>/participants/", crowd_api.ParticipantListApi.as_view(), name="participants"),
-    path(
-        "campaigns/<slug:name>/participants/report/<str:kind>/",
-        crowd_api.PaymentReportApi.as_view(),
-        name="payment-report",
-    ),
-    path(
-        "campaigns/<slug:name>/participants/<int:participant_id>/decision/",
-        crowd_api.ParticipantDecisionApi.as_view(),
-        name="participant-decision",
     ),
     path("campaigns/<slug:name>/next/", api.AnnotationNextApi.as_view(), name="next"),
     path("campaigns/<slug:name>/progress/", api.MyProgressApi.as_view(), name="progress"),

@@ -305,6 +305,11 @@ class StudyLink(models.Model):
     return_code = models.CharField(
         max_length=40, blank=True, help_text="Given to a participant who does not pass the screening"
     )
+    partial_code = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="Given to a participant who ends before their batch is complete (empty: the return code)",
+    )
     screening_items = models.PositiveSmallIntegerField(
         default=0, help_text="Gold items answered before real work (0: no screening)"
     )
@@ -337,6 +342,7 @@ class ParticipantState(models.TextChoices):
     SCREENING = "screening", "screening"
     WORKING = "working", "working"
     DONE = "done", "finished"
+    ENDED_EARLY = "ended_early", "ended early"
     SCREENED_OUT = "screened_out", "did not pass the screening"
 
 
@@ -358,6 +364,12 @@ class Participant(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participant"
     )
     platform_ids = models.JSONField(default=dict, blank=True, help_text="Study, session, assignment, HIT ids")
+    secret_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the secret the first entry's browser holds (a signed cookie): "
+        "only that browser enters as this participant",
+    )
     state = models.CharField(
         max_length=20, choices=ParticipantState.choices, default=ParticipantState.CONSENT
     )

@@ -15,7 +15,6 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.agreement import stats as ag
-from annotation.crowd.services import participant_of
 from annotation.errors import AnnotatorPaused, AssignmentRefused, CampaignNotActive
 from annotation.models import (
     Adjudication,
@@ -29,6 +28,7 @@ from annotation.models import (
     Judgment,
     JudgmentRevision,
 )
+from annotation.participation import participation
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import ContextLine, TaskType, task_spec, task_type
 
@@ -39,12 +39,8 @@ def campaign_list(*, user: Any) -> QuerySet[Campaign]:
         return Campaign.objects.all()
     if user_can_annotate(user):
         campaigns = Campaign.objects.filter(status=CampaignStatus.ACTIVE, imported=False)
-        # A crowd participant (annotation.crowd) sees only the campaign of their study link;
-        # participant_of reads once per request, and the annotate page asks it too.
-        participant = participant_of(user)
-        if participant is not None:
-            campaigns = campaigns.filter(pk=participant.link.campaign_id)
-        return campaigns
+        # a crowd participant sees only the campaign of their study link (annotation.participation)
+        return participation().visible_campaigns(user=user, campaigns=campaigns)
     return Campaign.objects.none()
 
 

@@ -16,7 +16,6 @@ from django_htmx.http import push_url
 
 from annotation import selectors, services
 from annotation.agreement.services import agreement_headline_compute
-from annotation.crowd import services as crowd
 from annotation.exports import csv_lines, jsonl_lines
 from annotation.forms import CampaignCreateForm, answer_from_post
 from annotation.models import (
@@ -25,8 +24,8 @@ from annotation.models import (
     Campaign,
     CampaignAnnotator,
     CampaignItem,
-    ParticipantState,
 )
+from annotation.participation import participation
 from annotation.permissions import user_can_annotate, user_can_curate
 from annotation.task_types import TASKS, task_spec, task_type
 
@@ -99,20 +98,6 @@ def campaign_agreement_compute(request: HttpRequest, name: str) -> HttpResponse:
     return redirect("annotation:dashboard")
 
 
-def _study_progress(study: Any) -> tuple[selectors.MyProgress | None, str]:
-    """What a crowd participant's progress line counts: their qualification questions
-    while screening, else their batch (not the campaign's items, which are not theirs to
-    finish). (None, "") when their link sets neither."""
-    link = study.link
-    if study.state == ParticipantState.SCREENING and link.screening_items:
-        done, total, kind = study.screening_seen, link.screening_items, "screening"
-    elif link.batch_size:
-        done, total, kind = study.answered, link.batch_size, "batch"
-    else:
-        return None, ""
-    return selectors.MyProgress(done=done, remaining=max(0, total - done), paused=False), kind
-
-
 def _annotate_context(
     request: HttpRequest,
     campaign: Any,
@@ -148,15 +133,15 @@ def _annotate_context(
         "next_item": next_item,
         **extra,
     }
-    study = crowd.participant_of(request.user)  # a crowd participant finishes with a code
-    study_progress, context["progress_of"] = _study_progress(study) if study is not None else (None, "")
-    context["progress"] = (
-        study_progress or progress or selectors.my_progress(campaign=campaign, annotator=request.user)
-    )
-    if study is not None:
-        context["study"] = study
-        context["study_token"] = crowd.study_link_token(study.link)
-        context["study_entry"] = crowd.participant_reentry_path(study)
+    # a participation's own progress line (a crowd participant's screening or batch)
+    theirs = participation().progress(user=request.user)
+    context["progress_of"] = theirs.kind if theirs is not None else ""
+    if theirs is not None:
+        progress = selectors.MyProgress(
+            done=theirs.done, remaining=max(0, theirs.total - theirs.done), paused=False
+        )
+    context["progress"] = progress or selectors.my_progress(campaign=campaign, annotator=request.user)
+    context.update(participation().page_context(user=request.user))
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
@@ -218,19 +203,9 @@ def _review_context(request: HttpRequest, campaign: Campaign, judgment: Any, **e
     )
 
 
-def _study_step(request: HttpRequest, campaign: Campaign) -> crowd.StudyStep | None:
-    """A crowd participant's next step where their study decides it (annotation.crowd)."""
-    participant = crowd.participant_of(request.user)
-    if participant is None:
-        return None
-    return crowd.study_next(participant=participant, campaign=campaign)
-
-
-def _study_finished(request: HttpRequest) -> HttpResponse:
-    """The participant's part is over: the page with their completion (or return) code."""
-    participant = crowd.participant_of(request.user)
-    assert participant is not None
-    url = reverse("crowd:done", args=[crowd.study_link_token(participant.link)])
+def _elsewhere(request: HttpRequest, url: str) -> HttpResponse:
+    """To a page of the participation instead of the item page (a crowd participant's
+    consent, or the end with their code): htmx follows it as a whole page."""
     if _htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
@@ -248,9 +223,9 @@ def _go_on(
     following: Assignment | None = None
     if lease:
         try:
-            step = _study_step(request, campaign)
-            if step is not None and step.finished:
-                return _study_finished(request)
+            step = participation().next_step(user=request.user, campaign=campaign)
+            if step is not None and step.redirect:
+                return _elsewhere(request, step.redirect)
             if step is not None:
                 following = step.assignment
             else:
@@ -282,15 +257,9 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     it, then asks for the next one. htmx gets the item fragment (and the item's address
     to push); without JavaScript the answer is a redirect to the next item's address."""
     _require(user_can_annotate, request)
-    study = crowd.participant_of(request.user)
-    if study is not None and study.state in (
-        ParticipantState.DONE,
-        ParticipantState.SCREENED_OUT,
-        ParticipantState.CONSENT,
-    ):
-        if study.state == ParticipantState.CONSENT:
-            return redirect("crowd:consent", token=crowd.study_link_token(study.link))
-        return _study_finished(request)
+    elsewhere = participation().elsewhere(user=request.user)
+    if elsewhere:  # a crowd participant before the consent or after their part
+        return _elsewhere(request, elsewhere)
     if request.method != "POST":
         campaign = selectors.campaign_get(user=request.user, name=name)
         item_id = _item_param(request)
@@ -329,11 +298,6 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
         else:
             if result.created:  # the latest answer now: Previous opens it
                 answered_item = assignment.campaign_item_id
-            participant = crowd.participant_of(request.user)
-            if participant is not None and result.created:
-                crowd.study_after_answer(
-                    participant=participant, item=assignment.campaign_item, judgment=result.judgment
-                )
             if not result.created and result.judgment.answer != request.POST.get(
                 "answer", result.judgment.answer
             ):

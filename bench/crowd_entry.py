@@ -12,12 +12,14 @@ What it does, from nothing:
 3. --participants simulated people arrive at random moments over --arrival seconds, each
    on a connection of its own from a loopback address of its own (127.1.x.y: entry is
    rate limited per address), as a browser with htmx would: follow the link with a
-   Prolific id (*entry*), read the consent and agree, Start (*next*: the first item
+   Prolific id to its landing page, press its button (*entry*: the POST that creates the
+   participant and signs them in), read the consent and agree, Start (*next*: the first item
    leased), then think (uniform between half and one and a half times --think) and
    answer, which records the answer and leases the next item (*submit*), until their batch
    is done and the page sends them to the completion code. Every tenth participant
-   follows the link a second time midway, from a new browser (a second entry under the
-   same id: it must resume, not create);
+   follows the link a second time midway, from another tab of the same browser (a second
+   entry under the same id: it must resume, not create; a new browser would be refused,
+   since a participant is bound to the browser of their first entry);
 4. prints p50/p95/max of entry, next and submit, errors, and checks the database: one
    participant and one account per id, no item past K, no annotator twice on an item, as
    many judgments as answers recorded; compares each p95 with the target (150 ms);
@@ -56,7 +58,7 @@ from annotation_load import (  # noqa: E402
     percentile,
     start_server,
 )
-from crowd_common import Stats, prolific_query, second_entry  # noqa: E402
+from crowd_common import Stats, prolific_query, second_entry, study_enter  # noqa: E402
 
 TARGET_P95_MS = 150.0
 ASSIGNMENT = re.compile(rb'name="assignment" value="(\d+)"')
@@ -111,9 +113,8 @@ def participant(
     time.sleep(max(0.0, arrive_at - time.monotonic()))
     client = Client(port, source=address)
     try:
-        t0 = time.perf_counter()
-        status, _ = client.request("GET", f"{link}?{query}")
-        one.entry_ms.append((time.perf_counter() - t0) * 1000)
+        status, elapsed = study_enter(client, f"{link}?{query}")
+        one.entry_ms.append(elapsed)
         if status != 302:
             raise RuntimeError(f"entry: HTTP {status}")
         status, html = client.request("GET", f"{link}consent/")
@@ -135,7 +136,7 @@ def participant(
                 break
             n += 1
             if reenter and n == 3:
-                second_entry(port, address, f"{link}?{query}", one)
+                second_entry(port, address, f"{link}?{query}", one, cookies=dict(client.cookies))
             time.sleep(rng.uniform(0.5 * think, 1.5 * think))
             t0 = time.perf_counter()
             status, data, _ = _htmx(

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "core",
     "datasets",
     "annotation",
+    "annotation.crowd",  # crowd workers: plugs into annotation's participation (docs/architecture.md)
     "releases",
     "evaluation",
     "backups",

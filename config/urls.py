@@ -27,8 +27,11 @@ urlpatterns = [
     path("releases/", include("releases.urls")),
     path("api/releases/", include("releases.api_urls")),
     path("annotation/", include("annotation.urls")),
-    path("", include("annotation.crowd.urls")),
+    # crowd workers (annotation.crowd): a study link's pages, and the crowd pages and API of a campaign
+    path("study/<str:token>/", include("annotation.crowd.urls")),
+    path("annotation/campaigns/<slug:name>/", include("annotation.crowd.campaign_urls")),
     path("api/annotation/", include("annotation.api_urls")),
+    path("api/annotation/campaigns/<slug:name>/", include("annotation.crowd.api_urls")),
     path("api/", include("datasets.api_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("cloze/", include("evaluation.cloze.urls")),

@@ -125,3 +125,35 @@ def test_no_code_compares_a_quoted_task_name() -> None:
     """What differs per task lives on the task's class (annotation/task_types/) and its
     template; elsewhere a task is compared as its enum value (``Task.COMVE_CHECK``)."""
     assert _task_name_comparisons() == []
+
+
+@pytest.mark.parametrize(
+    ("module", "crowd_import", "broken"),
+    [
+        ("annotation/views.py", "from annotation.crowd import services as _crowd", "annotation.views"),
+        (
+            "annotation/selectors.py",
+            "def _late():\n    from annotation.crowd.services import participant_of\n    return participant_of",
+            "annotation.selectors",
+        ),
+        (
+            "annotation/services/judgments.py",
+            "import annotation.crowd.services",
+            "annotation.services.judgments",
+        ),
+        ("annotation/api.py", "from annotation.crowd import api as _crowd_api", "annotation.api"),
+    ],
+)
+def test_the_annotate_flow_importing_the_crowd_code_breaks_the_contract(
+    tmp_path: Path, module: str, crowd_import: str, broken: str
+) -> None:
+    """Crowd participation is a plug-in (annotation.participation): the annotation views,
+    selectors, services and API never import annotation.crowd."""
+    tree = _copy_tree(tmp_path)
+    target = tree / module
+    target.write_text(target.read_text(encoding="utf-8") + "\n\n" + crowd_import + "\n", encoding="utf-8")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "The annotate flow asks the participation interface, never the crowd code" in result.stdout
+    assert "BROKEN" in result.stdout
+    assert f"{broken} -> annotation.crowd" in result.stdout

@@ -51,6 +51,7 @@ class StudyLinkOutput(serializers.ModelSerializer):
             "expires_at",
             "completion_code",
             "return_code",
+            "partial_code",
             *QUALITY_FIELDS,
             "participants",
             "finished",
@@ -87,6 +88,9 @@ class StudyLinkInput(serializers.Serializer):
     )
     completion_code = serializers.CharField(required=False, help_text="Empty: one is made")
     return_code = serializers.CharField(required=False)
+    partial_code = serializers.CharField(
+        required=False, help_text="Given to who ends before their batch is complete; empty: the return code"
+    )
     screening_items = serializers.IntegerField(required=False, help_text="Gold items answered first")
     pass_mark = serializers.FloatField(required=False)
     batch_size = serializers.IntegerField(required=False, help_text="0: until no item is left")
@@ -156,6 +160,9 @@ class ParticipantOutput(serializers.Serializer):
     assignment_id = serializers.CharField()
     hit_id = serializers.CharField()
     state = serializers.ChoiceField(choices=ParticipantState.choices)
+    ended_early = serializers.BooleanField(
+        help_text="Ended before their batch was complete (the partial code)"
+    )
     items = serializers.IntegerField(help_text="Real (not gold) items answered")
     total_seconds = serializers.FloatField()
     median_seconds = serializers.FloatField(allow_null=True)
@@ -200,9 +207,7 @@ class ParticipantListApi(APIView):
         campaign = selectors.campaign_get(user=request.user, name=name)
         rows = crowd_selectors.participant_rows(campaign=campaign)
         urls = {
-            kind: request.build_absolute_uri(
-                reverse("annotation-api:payment-report", args=[campaign.name, kind])
-            )
+            kind: request.build_absolute_uri(reverse("crowd-api:payment-report", args=[campaign.name, kind]))
             for kind in crowd_selectors.REPORT_KINDS
         }
         body = {"participants": [_participant_out(row) for row in rows], "report_urls": urls}

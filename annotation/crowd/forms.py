@@ -66,6 +66,13 @@ class StudyLinkForm(forms.Form):
         label="Return code",
         help_text="Given to who does not pass the screening (Prolific: a 'screened out' completion code).",
     )
+    partial_code = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Partial code",
+        help_text="Given to who ends before their batch is complete (Prolific: a partial-completion "
+        "code, paid or reviewed as you decide); empty: the return code.",
+    )
     screening_items = forms.IntegerField(
         required=False,
         min_value=0,
@@ -125,6 +132,7 @@ class StudyLinkForm(forms.Form):
             "expires_at": expires,
             "completion_code": d["completion_code"],
             "return_code": d["return_code"],
+            "partial_code": d["partial_code"],
             **{f: d[f] for f in QUALITY_FIELDS if d[f] is not None},
         }
 

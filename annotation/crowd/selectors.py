@@ -22,6 +22,20 @@ from annotation.models import (
 from annotation.task_types import task_spec
 
 
+def participant_code(participant: Participant) -> str:
+    """The code a participant whose part is over takes back to their platform: the
+    completion code for a finished batch, the partial (else the return) code for who ended
+    early, the return code for who did not pass the screening; "" before the end."""
+    link = participant.link
+    if participant.state == ParticipantState.DONE:
+        return link.completion_code
+    if participant.state == ParticipantState.ENDED_EARLY:
+        return link.partial_code or link.return_code
+    if participant.state == ParticipantState.SCREENED_OUT:
+        return link.return_code
+    return ""
+
+
 def study_links_counted(*, campaign: Campaign) -> QuerySet[StudyLink]:
     """A campaign's study links, oldest first, each with ``n_participants`` and
     ``n_finished`` (who got the completion code) counted in the same query."""
@@ -78,7 +92,6 @@ def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
         member = members.get(p.user_id)
         seen = member.gold_seen if member else 0
         times = durations.get(p.user_id, [])
-        screened_out = p.state == ParticipantState.SCREENED_OUT
         rows.append(
             {
                 "participant": p,
@@ -89,6 +102,7 @@ def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
                 "assignment_id": p.platform_ids.get("assignmentId", ""),
                 "hit_id": p.platform_ids.get("hitId", ""),
                 "state": p.state,
+                "ended_early": p.state == ParticipantState.ENDED_EARLY,
                 "items": p.answered,
                 "median_seconds": round(statistics.median(times) / 1000, 1) if times else None,
                 "total_seconds": round(sum(times) / 1000, 1) if times else 0.0,
@@ -99,9 +113,7 @@ def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
                 "compared": compared[p.user_id],
                 "fast_answers": p.fast_answers,
                 "paused": bool(member and member.paused),
-                "code": (p.link.return_code if screened_out else p.link.completion_code)
-                if p.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT)
-                else "",
+                "code": participant_code(p),
                 "decision": p.decision,
                 "bonus": p.bonus,
                 "note": p.decision_note,
@@ -118,6 +130,7 @@ REPORT_COLUMNS = (
     "assignment_id",
     "hit_id",
     "state",
+    "ended_early",
     "items",
     "total_seconds",
     "median_seconds",

@@ -3,11 +3,15 @@
 A curator opens a campaign to Prolific, Mechanical Turk or a plain invitation link and gets
 a link to paste there (:func:`study_link_url`). The link's token is signed
 (``django.core.signing``), so a changed token is told apart from a link that never existed.
-Following the link creates or resumes the one participant of that external id
-(:func:`participant_enter`): a password-less account with the annotator role that sees
-only this campaign (``annotation.selectors.campaign_list``). Entry is rate limited per
-client address. Closed or expired links, and entries of a participant who has finished,
-are refused with a page saying why.
+Following the link shows a landing page; entering is a POST, which creates or resumes
+the one participant of that external id (:func:`participant_enter`): a password-less
+account with the participant role that sees only this campaign (the participation this
+package registers, ``annotation.crowd.participation``). The first entry binds the
+participant to the browser it came from: a secret, kept in that browser as a signed
+cookie and here as its hash; a later entry under the same id without it is refused
+(:class:`StudyOpenElsewhere`) and changes nothing. Entry is rate limited per client
+address. Closed or expired links, and entries of a participant who has finished, are
+refused with a page saying why.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from annotation.models import (
     StudyLink,
     StudyLinkStatus,
 )
-from annotation.services.assignment import assignment_gold_next
+from annotation.services import assignment_gold_next, assignment_next
 from annotation.task_types import task_spec
 from core.roles import Actor, Role, account_of, user_is_curator, user_is_participant
 
@@ -62,6 +66,21 @@ class StudyLinkRefused(AnnotationError):
     ) -> None:
         super().__init__(message, status=status)
         self.title = title
+
+
+class StudyOpenElsewhere(StudyLinkRefused):
+    """The id has entered from another browser, which holds its secret: nobody else
+    becomes that participant (their answers, their ids and their code are theirs)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this study was started under this id in another browser, and only that browser "
+            "can go on with it (nothing was changed). Go back to the browser where you started; "
+            "if you cannot, return the study on your platform or write to the researcher. "
+            "A study is taken once",
+            status=409,
+            title="This study is open in another browser",
+        )
 
 
 class StudyLinkReplayed(StudyLinkRefused):
@@ -90,6 +109,7 @@ def study_link_create(
     expires_at: datetime | None = None,
     completion_code: str = "",
     return_code: str = "",
+    partial_code: str = "",
     screening_items: int = 0,
     pass_mark: float = 0.8,
     batch_size: int = 0,
@@ -102,7 +122,8 @@ def study_link_create(
 
     ``screening_items`` gold items come first, and a participant goes on to real work only
     with at least ``pass_mark`` of them right (else the ``return_code``); after
-    ``batch_size`` real items (0: until none is left) comes the completion code; answers
+    ``batch_size`` real items (0: until none is left) comes the completion code, and who
+    ends before gets the ``partial_code`` (empty: the return code); answers
     faster than ``min_seconds`` are flagged; a participant whose gold accuracy falls below
     ``gold_pause_below`` (after ``gold_pause_after`` gold answers) is paused."""
     _refuse_unless_curator(user)
@@ -114,8 +135,11 @@ def study_link_create(
     code = completion_code.strip() or secrets.token_hex(4).upper()
     if not code.isalnum() or len(code) > 40:
         raise AnnotationError("completion code: letters and digits only, at most 40")
-    if return_code and (not return_code.isalnum() or len(return_code) > 40):
-        raise AnnotationError("return code: letters and digits only, at most 40")
+    for name, other in (("return code", return_code.strip()), ("partial code", partial_code.strip())):
+        if other and (not other.isalnum() or len(other) > 40):
+            raise AnnotationError(f"{name}: letters and digits only, at most 40")
+        if other and other == code:
+            raise AnnotationError(f"{name}: not the completion code (it is for a finished batch only)")
     gold = CampaignItem.objects.filter(campaign=campaign, is_gold=True).count()
     if not 0 <= screening_items <= gold:
         raise AnnotationError(
@@ -136,6 +160,7 @@ def study_link_create(
         expires_at=expires_at,
         completion_code=code,
         return_code=return_code.strip(),
+        partial_code=partial_code.strip(),
         screening_items=screening_items,
         pass_mark=pass_mark,
         batch_size=batch_size,
@@ -163,7 +188,7 @@ def study_link_token(link: StudyLink) -> str:
 
 def study_link_path(link: StudyLink) -> str:
     """The path and query a curator pastes after the site's address."""
-    path = reverse("crowd:enter", args=[study_link_token(link)])
+    path = reverse("study:enter", args=[study_link_token(link)])
     query = platform_spec(link.platform).link_query
     return f"{path}?{query}" if query else path
 
@@ -174,7 +199,7 @@ def participant_reentry_path(participant: Participant) -> str:
     password to sign in with. Following it resumes them (:func:`participant_enter`)."""
     spec = platform_spec(participant.link.platform)
     params = {spec.id_param: participant.external_id, **participant.platform_ids}
-    return reverse("crowd:enter", args=[study_link_token(participant.link)]) + "?" + urlencode(params)
+    return reverse("study:enter", args=[study_link_token(participant.link)]) + "?" + urlencode(params)
 
 
 def study_link_get(token: str, *, now: datetime | None = None, entered: bool = False) -> StudyLink:
@@ -223,6 +248,20 @@ def entry_allowed(address: str) -> bool:
 class Entry:
     participant: Participant
     created: bool
+    #: A new secret for the browser to keep (the first entry, or a participant made before
+    #: entries were bound): "" when the browser's own secret was accepted.
+    secret: str = ""
+
+
+def _secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _holds_secret(participant: Participant, secret: str) -> bool:
+    return bool(secret) and secrets.compare_digest(participant.secret_hash, _secret_hash(secret))
+
+
+FINISHED = (ParticipantState.DONE, ParticipantState.ENDED_EARLY, ParticipantState.SCREENED_OUT)
 
 
 def _username(link: StudyLink, external_id: str) -> str:
@@ -230,39 +269,54 @@ def _username(link: StudyLink, external_id: str) -> str:
     return f"p{link.pk}-{digest}"
 
 
-def participant_enter(*, link: StudyLink, params: dict[str, Any]) -> Entry:
-    """The participant of the external id in ``params``: created on the first entry, the
-    same one on every later entry (never a second under the same id, even when two
-    entries race). StudyLinkReplayed once they have finished."""
+def participant_enter(*, link: StudyLink, params: dict[str, Any], secret: str = "") -> Entry:
+    """The participant of the external id in ``params``: created on the first entry (with
+    a new secret for the browser to keep, ``Entry.secret``), the same one on every later
+    entry that brings that secret (never a second under the same id, even when two
+    entries race). An entry without the secret is refused (StudyOpenElsewhere) and changes
+    nothing: not the kept study, session or assignment ids, not the count of entries.
+    StudyLinkReplayed (with the code) once they have finished, to their own browser only."""
     spec = platform_spec(link.platform)
     external_id = spec.external_id(params)
     kept = spec.kept(params)
     existing = Participant.objects.select_related("user").filter(link=link, external_id=external_id).first()
-    created = False
     if existing is None:
+        fresh = secrets.token_urlsafe(32)
         try:
             with transaction.atomic():
                 user = get_user_model().objects.create_user(username=_username(link, external_id))
                 user.set_unusable_password()
                 user.save(update_fields=["password"])
                 user.groups.add(Group.objects.get_or_create(name=Role.PARTICIPANT.value)[0])
-                existing = Participant.objects.create(
-                    link=link, external_id=external_id, user=user, platform_ids=kept
+                participant = Participant.objects.create(
+                    link=link,
+                    external_id=external_id,
+                    user=user,
+                    platform_ids=kept,
+                    secret_hash=_secret_hash(fresh),
                 )
-                created = True
-        except IntegrityError:  # the same id entered at the same moment: take that one
+            return Entry(participant=participant, created=True, secret=fresh)
+        except IntegrityError:  # the same id entered at the same moment: the first one holds it
             existing = Participant.objects.select_related("user").get(link=link, external_id=external_id)
     participant = existing
-    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
+    bind = ""
+    if not participant.secret_hash and participant.state not in FINISHED:
+        # a participant made before entries were bound: the next browser to enter holds it
+        bind = secrets.token_urlsafe(32)
+    elif not _holds_secret(participant, secret):
+        raise StudyOpenElsewhere()  # (a finished one made before: their code to nobody)
+    if participant.state in FINISHED:
         raise StudyLinkReplayed(participant)
-    if not created:
-        Participant.objects.filter(pk=participant.pk).update(
-            entries=F("entries") + 1,
-            last_entry_at=timezone.now(),
-            platform_ids={**participant.platform_ids, **kept},
-        )
-        participant.refresh_from_db()
-    return Entry(participant=participant, created=created)
+    changes: dict[str, Any] = {
+        "entries": F("entries") + 1,
+        "last_entry_at": timezone.now(),
+        "platform_ids": {**participant.platform_ids, **kept},
+    }
+    if bind:
+        changes["secret_hash"] = _secret_hash(bind)
+    Participant.objects.filter(pk=participant.pk).update(**changes)
+    participant.refresh_from_db()
+    return Entry(participant=participant, created=False, secret=bind)
 
 
 def participant_consent(*, participant: Participant) -> Participant:
@@ -276,13 +330,35 @@ def participant_consent(*, participant: Participant) -> Participant:
 
 
 def participant_finish(*, participant: Participant) -> Participant:
-    """The participant is done: the completion code follows (a screened-out participant
-    keeps that state and gets the return code)."""
-    if participant.state not in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
-        participant.state = ParticipantState.DONE
+    """The participant's part is over, as they asked. Their batch complete (or, without a
+    batch, nothing left for them after at least one answer): done, with the completion
+    code. Before that, in any state (the consent, the screening, the work): ended early,
+    with what they answered kept and the partial (or return) code. A participant whose
+    part is over already keeps their state."""
+    if participant.state not in FINISHED:
+        participant.state = (
+            ParticipantState.DONE if batch_complete(participant) else ParticipantState.ENDED_EARLY
+        )
         participant.finished_at = timezone.now()
         participant.save(update_fields=["state", "finished_at"])
     return participant
+
+
+def batch_complete(participant: Participant) -> bool:
+    """The link's rule for the completion code: the batch answered (a link without a batch
+    completes when nothing is left for them, which ``_batch_done`` records)."""
+    link = participant.link
+    return (
+        participant.state == ParticipantState.WORKING
+        and link.batch_size > 0
+        and participant.answered >= link.batch_size
+    )
+
+
+def _batch_done(participant: Participant) -> None:
+    participant.state = ParticipantState.DONE
+    participant.finished_at = timezone.now()
+    participant.save(update_fields=["state", "finished_at"])
 
 
 def participant_of(user: Actor | None) -> Participant | None:
@@ -300,11 +376,14 @@ def participant_of(user: Actor | None) -> Participant | None:
 
 
 __all__ = [
+    "FINISHED",
     "Entry",
     "Platform",
     "StudyEntryError",
     "StudyLinkRefused",
     "StudyLinkReplayed",
+    "StudyOpenElsewhere",
+    "batch_complete",
     "entry_allowed",
     "participant_consent",
     "participant_enter",
@@ -331,11 +410,12 @@ class StudyStep:
 
 
 def _screening_result(participant: Participant) -> None:
-    """Pass (to work) or not (screened out) once the screening items are answered."""
+    """Pass (to work) or not (screened out) once the screening is over. The mark is over
+    the link's screening items, not the ones answered: an item skipped, or one there was
+    no gold item left for, counts as not right."""
     link = participant.link
-    passed = participant.screening_seen > 0 and (
-        participant.screening_correct / participant.screening_seen >= link.pass_mark - 1e-9
-    )
+    total = max(link.screening_items, participant.screening_seen, 1)
+    passed = participant.screening_seen > 0 and participant.screening_correct / total >= link.pass_mark - 1e-9
     if passed:
         participant.state = ParticipantState.WORKING
     else:
@@ -344,10 +424,13 @@ def _screening_result(participant: Participant) -> None:
     participant.save(update_fields=["state", "finished_at"])
 
 
-def study_next(*, participant: Participant, campaign: Campaign) -> StudyStep | None:
-    """The participant's next step where the study decides it: a screening item, or the
-    end (screened out, or their batch is complete). None: the ordinary next item."""
-    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
+def study_next(*, participant: Participant, campaign: Campaign) -> StudyStep:
+    """The participant's next item, or the end of their part: a screening item while they
+    are screened; after the screening, on (passed) or the end (screened out); their batch
+    complete, or nothing left for them after at least one answer, the end with the
+    completion code. Refusals of the ordinary hand-out (a pause, a closed campaign) pass
+    through as they are."""
+    if participant.state in FINISHED:
         return StudyStep(finished=True)
     link = participant.link
     if participant.state == ParticipantState.SCREENING:
@@ -358,26 +441,34 @@ def study_next(*, participant: Participant, campaign: Campaign) -> StudyStep | N
         _screening_result(participant)  # every screening item answered (or none left)
         if participant.state == ParticipantState.SCREENED_OUT:
             return StudyStep(finished=True)
-    if link.batch_size and participant.answered >= link.batch_size:
-        participant_finish(participant=participant)
+    if batch_complete(participant):
+        _batch_done(participant)
         return StudyStep(finished=True)
-    return None
+    lease = assignment_next(campaign=campaign, annotator=participant.user)
+    if lease is None and participant.answered > 0:
+        _batch_done(participant)  # "0: until none is left" (and a campaign that ran out)
+        return StudyStep(finished=True)
+    return StudyStep(assignment=lease)
 
 
-def study_after_answer(*, participant: Participant, item: CampaignItem, judgment: Judgment) -> Participant:
-    """Count an answer for the study: a screening item right or wrong, a real item (and
-    whether it came faster than the link's minimum), and pause a participant whose gold
-    accuracy fell below the link's mark."""
+def study_after_answer(
+    *, participant: Participant, is_gold: bool, gold_answer: str, judgment: Judgment, campaign: Campaign
+) -> Participant:
+    """Count an answer for the study (inside the answer's transaction): a screening item
+    right or wrong, a real item (and whether it came faster than the link's minimum), and
+    pause a participant whose gold accuracy fell below the link's mark."""
     link = participant.link
+    if participant.state in FINISHED:
+        return participant
     fields: list[str] = []
-    if item.is_gold and participant.state == ParticipantState.SCREENING:
-        spec = task_spec(item.campaign.task)
+    if is_gold and participant.state == ParticipantState.SCREENING:
+        spec = task_spec(campaign.task)
         participant.screening_seen += 1
         participant.screening_correct += int(
-            spec.answer_key(judgment.answer, judgment.payload) == item.gold_answer
+            spec.answer_key(judgment.answer, judgment.payload) == gold_answer
         )
         fields += ["screening_seen", "screening_correct"]
-    elif not item.is_gold:
+    elif not is_gold:
         participant.answered += 1
         fields.append("answered")
         if (
@@ -389,10 +480,8 @@ def study_after_answer(*, participant: Participant, item: CampaignItem, judgment
             fields.append("fast_answers")
     if fields:
         participant.save(update_fields=fields)
-    if item.is_gold and participant.state == ParticipantState.WORKING and link.gold_pause_below > 0:
-        member = CampaignAnnotator.objects.filter(
-            campaign_id=item.campaign_id, annotator=participant.user
-        ).first()
+    if is_gold and participant.state == ParticipantState.WORKING and link.gold_pause_below > 0:
+        member = CampaignAnnotator.objects.filter(campaign=campaign, annotator=participant.user).first()
         if (
             member is not None
             and not member.paused
@@ -401,6 +490,15 @@ def study_after_answer(*, participant: Participant, item: CampaignItem, judgment
         ):
             member.paused = True
             member.save(update_fields=["paused"])
+    return participant
+
+
+def study_after_skip(*, participant: Participant, assignment: Assignment) -> Participant:
+    """A screening item skipped counts as answered wrong (the pass mark is over every
+    screening item: skipping cannot pass it)."""
+    if participant.state == ParticipantState.SCREENING and assignment.campaign_item.is_gold:
+        participant.screening_seen += 1
+        participant.save(update_fields=["screening_seen"])
     return participant
 
 

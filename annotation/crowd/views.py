@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
@@ -23,9 +25,12 @@ from annotation.crowd.platforms import (
     platform_spec,
     prolific_completion_url,
 )
+from annotation.crowd.selectors import participant_code
 from annotation.crowd.services import (
+    FINISHED,
     StudyLinkRefused,
     StudyLinkReplayed,
+    batch_complete,
     entry_allowed,
     participant_consent,
     participant_enter,
@@ -35,6 +40,7 @@ from annotation.crowd.services import (
     study_link_create,
     study_link_get,
     study_link_path,
+    study_link_token,
 )
 from annotation.errors import AnnotationError
 from annotation.exports import csv_safe
@@ -44,6 +50,11 @@ from core.auth import client_address
 from core.errors import Forbidden
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
+#: The browser's secret of a participant (signed, HttpOnly), one cookie per link, sent only
+#: to the link's own pages.
+BINDING_COOKIE = "winnow_study_{pk}"
+BINDING_SALT = "winnow.study-secret"
+SECRET_DAYS = 90
 
 
 def _refused(
@@ -59,16 +70,18 @@ def _refused(
 
 
 def _completion(participant: Participant) -> dict[str, object]:
-    """How a participant whose part is over goes back to their platform: the completion
-    code, or the return code of a participant who did not pass the screening."""
+    """How a participant whose part is over goes back to their platform, with the code
+    their part earned: the completion code for a finished batch, the partial (or return)
+    code for who ended early, the return code for who did not pass the screening."""
     link = participant.link
     ids = participant.platform_ids or {}
-    screened_out = participant.state == ParticipantState.SCREENED_OUT
-    code = link.return_code if screened_out else link.completion_code
+    code = participant_code(participant)
     prolific = link.platform == Platform.PROLIFIC and bool(code)
     return {
         "code": code,
-        "screened_out": screened_out,
+        "done": participant.state == ParticipantState.DONE,
+        "ended_early": participant.state == ParticipantState.ENDED_EARLY,
+        "screened_out": participant.state == ParticipantState.SCREENED_OUT,
         "platform": platform_spec(link.platform),
         "prolific_url": prolific_completion_url(code) if prolific else "",
         "mturk_url": mturk_submit_url(ids.get("turkSubmitTo", "")) if link.platform == Platform.MTURK else "",
@@ -76,11 +89,41 @@ def _completion(participant: Participant) -> dict[str, object]:
     }
 
 
-@require_GET
+def _secret(request: HttpRequest, link: StudyLink) -> str:
+    """The participant's secret this browser holds for ``link`` ("" for none)."""
+    value = request.get_signed_cookie(BINDING_COOKIE.format(pk=link.pk), default="", salt=BINDING_SALT)
+    return str(value or "")
+
+
+def _keep_secret(response: HttpResponse, link: StudyLink, secret: str) -> None:
+    response.set_signed_cookie(
+        BINDING_COOKIE.format(pk=link.pk),
+        secret,
+        salt=BINDING_SALT,
+        max_age=SECRET_DAYS * 86400,
+        path=reverse("study:enter", args=[study_link_token(link)]),
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def _signed_in_elsewise(request: HttpRequest) -> str:
+    """The name of an account signed in here that is not a study participant ("" for
+    none): entering would replace it, which is never done silently."""
+    if request.user.is_authenticated and participant_of(request.user) is None:
+        return request.user.get_username()
+    return ""
+
+
+@require_http_methods(["GET", "POST"])
 def study_enter(request: HttpRequest, token: str) -> HttpResponse:
-    """Where a platform sends a participant: create or resume them, sign them in, then the
-    consent (first time) or their work (later)."""
-    if not entry_allowed(client_address(request)):
+    """Where a platform sends a participant. GET: the landing page (the link checked, the
+    id read; nobody is created or signed in, so another site linking here changes nothing).
+    POST (the landing page's button, with its CSRF token): create or resume the
+    participant of this browser and sign them in, then the consent (first time) or their
+    work (later). An account that is not a participant is never replaced."""
+    if request.method == "POST" and not entry_allowed(client_address(request)):
         return _refused(
             request,
             StudyLinkRefused(
@@ -95,7 +138,24 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         params = request.GET.dict()
         if spec.previewing(params):
             return render(request, "annotation/study_preview.html", {"link": link, "campaign": link.campaign})
-        entry = participant_enter(link=link, params=params)
+        external_id = spec.external_id(params)
+    except (StudyLinkRefused, StudyEntryError) as error:
+        return _refused(request, error)
+    signed_in_as = _signed_in_elsewise(request)
+    if request.method == "GET" or signed_in_as:
+        context = {
+            "link": link,
+            "campaign": link.campaign,
+            "platform": spec,
+            "external_id": external_id,
+            "signed_in_as": signed_in_as,
+            "back": _secret(request, link) != "",
+        }
+        return render(
+            request, "annotation/study_landing.html", context, status=409 if request.method == "POST" else 200
+        )
+    try:
+        entry = participant_enter(link=link, params=params, secret=_secret(request, link))
     except StudyLinkReplayed as error:
         return _refused(request, error, participant=error.participant)
     except (StudyLinkRefused, StudyEntryError) as error:
@@ -104,14 +164,17 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         # (signed in already as this participant, e.g. the link opened in a second tab: a
         # new sign-in would rotate the CSRF token under the first tab's form)
         login(request, entry.participant.user, backend=BACKEND)
-    return _next(entry.participant, token)
+    response = _next(entry.participant, token)
+    if entry.secret:
+        _keep_secret(response, link, entry.secret)
+    return response
 
 
 def _next(participant: Participant, token: str) -> HttpResponse:
     if participant.state == ParticipantState.CONSENT:
-        return redirect("crowd:consent", token=token)
-    if participant.state in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
-        return redirect("crowd:done", token=token)
+        return redirect("study:consent", token=token)
+    if participant.state in FINISHED:
+        return redirect("study:done", token=token)
     return redirect("annotation:campaign-annotate", name=participant.link.campaign.name)
 
 
@@ -130,7 +193,7 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
         link, participant = _own_participant(request, token)
     except StudyLinkRefused as error:
         return _refused(request, error)
-    if request.method == "POST":
+    if request.method == "POST" and participant.state == ParticipantState.CONSENT:
         if request.POST.get("agree") != "yes":
             return render(
                 request,
@@ -138,6 +201,7 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
                 {
                     "link": link,
                     "campaign": link.campaign,
+                    "token": token,
                     "error": "Tick “I agree” to take part, or close this page.",
                 },
                 status=400,
@@ -146,17 +210,38 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotation:campaign-annotate", name=link.campaign.name)
     if participant.state != ParticipantState.CONSENT:
         return _next(participant, token)
-    return render(request, "annotation/study_consent.html", {"link": link, "campaign": link.campaign})
+    return render(
+        request, "annotation/study_consent.html", {"link": link, "campaign": link.campaign, "token": token}
+    )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def study_finish(request: HttpRequest, token: str) -> HttpResponse:
+    """Ending the study. Whatever is posted, the code follows the participant's state:
+    the completion code only for a finished batch; before that, ending is a confirmed
+    action (``confirm=yes``; GET or a POST without it shows what ending now means) that
+    keeps what was answered and gives the partial (or return) code."""
     try:
-        _link, participant = _own_participant(request, token)
+        link, participant = _own_participant(request, token)
     except StudyLinkRefused as error:
         return _refused(request, error)
-    participant_finish(participant=participant)
-    return redirect("crowd:done", token=token)
+    if participant.state in FINISHED or batch_complete(participant):
+        participant_finish(participant=participant)
+        return redirect("study:done", token=token)
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        participant_finish(participant=participant)
+        return redirect("study:done", token=token)
+    context = {
+        "link": link,
+        "campaign": link.campaign,
+        "participant": participant,
+        "token": token,
+        "code": link.partial_code or link.return_code,
+        "platform": platform_spec(link.platform),
+    }
+    return render(
+        request, "annotation/study_finish.html", context, status=200 if request.method == "GET" else 400
+    )
 
 
 @require_GET
@@ -164,7 +249,7 @@ def study_done(request: HttpRequest, token: str) -> HttpResponse:
     participant = participant_of(request.user)
     if participant is None:
         raise Forbidden("open the study from your platform's link: this page belongs to its participants")
-    if participant.state not in (ParticipantState.DONE, ParticipantState.SCREENED_OUT):
+    if participant.state not in FINISHED:
         return _next(participant, token)
     return render(
         request, "annotation/study_done.html", {"participant": participant, **_completion(participant)}

@@ -35,6 +35,7 @@ from annotation.models import (
     CampaignItem,
     CampaignStatus,
 )
+from annotation.participation import participation
 from core.roles import Actor, signed_in
 
 
@@ -277,4 +278,5 @@ def assignment_skip(*, annotator: Actor, assignment: Assignment, now: datetime |
         fresh.status = AssignmentStatus.SKIPPED
         fresh.skipped_at = now
         fresh.save(update_fields=["status", "skipped_at"])
+        participation().after_skip(user=annotator, assignment=fresh)  # e.g. a screening item
         return fresh

@@ -27,6 +27,7 @@ from annotation.models import (
     Judgment,
     JudgmentRevision,
 )
+from annotation.participation import Answered, participation
 from annotation.services.assignment import _item_load
 from annotation.task_types import answer_clean, comve_has_options, task_spec
 from core.roles import Actor, signed_in
@@ -172,6 +173,17 @@ def judgment_submit(
                 CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator).update(
                     gold_seen=F("gold_seen") + 1, gold_correct=F("gold_correct") + int(correct)
                 )
+            # what the answer counts for in a participation (a crowd participant's study):
+            # in this transaction, so an answer is never recorded without it
+            participation().after_answer(
+                user=annotator,
+                answered=Answered(
+                    judgment=judgment,
+                    campaign=campaign,
+                    is_gold=locked.is_gold,
+                    gold_answer=locked.gold_answer or "",
+                ),
+            )
             return SubmitResult(judgment, created=True)
     except IntegrityError:
         # Two identical submissions raced past the lock (cannot happen with the lock

@@ -25,7 +25,8 @@
     target.insertBefore(box, target.firstChild);
   }
   function signIn(target) {
-    // A crowd participant has no password: their study's link signs them in again.
+    // A crowd participant has no password: their study's link (its landing page, whose
+    // button this browser's binding lets through) signs them in again.
     var study = document.querySelector("[data-study-entry]");
     if (study && study.getAttribute("data-study-entry")) {
       say(target, "Your session has ended: taking you back into the study. What you typed is kept in this browser.");

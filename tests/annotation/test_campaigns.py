@@ -170,7 +170,8 @@ def test_annotation_demo_opens_a_study_link_once_that_a_participant_can_follow(c
     assert out.count("study link: created") == 1 and "{{%PROLIFIC_PID%}}" in out
     trial = re.search(r"enter as a participant: (\S+)", out)
     assert trial is not None
-    entry = client.get(trial.group(1))
+    assert client.get(trial.group(1)).status_code == 200  # the landing page; entering is its POST
+    entry = client.post(trial.group(1))
     assert entry.status_code == 302 and "consent" in entry["Location"]
     assert "You will judge 5 sentence pairs" in client.get(entry["Location"]).content.decode()
 

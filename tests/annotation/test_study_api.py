@@ -46,9 +46,7 @@ def participant(link):
     from django.test import Client
 
     browser = Client()
-    browser.get(
-        crowd.study_link_path(link).split("?")[0], {"PROLIFIC_PID": "P-1", "STUDY_ID": "S", "SESSION_ID": "X"}
-    )
+    browser.post(crowd.study_link_path(link).split("?")[0] + "?PROLIFIC_PID=P-1&STUDY_ID=S&SESSION_ID=X")
     return Participant.objects.get(external_id="P-1")
 
 
@@ -216,9 +214,7 @@ def test_the_participants_page_and_api_read_in_a_fixed_number_of_queries(api, cl
 
     def enter(first, last):
         for i in range(first, last):
-            Client().get(
-                crowd.study_link_path(link).split("?")[0], {"PROLIFIC_PID": f"Q{i}", "SESSION_ID": "s"}
-            )
+            Client().post(crowd.study_link_path(link).split("?")[0] + f"?PROLIFIC_PID=Q{i}&SESSION_ID=s")
 
     def counts():
         from django.db import connection

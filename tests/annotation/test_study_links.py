@@ -8,6 +8,7 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 
 from annotation.crowd import services as crowd
 from annotation.crowd.platforms import PLATFORMS, StudyEntryError, mturk_submit_url
@@ -31,7 +32,19 @@ def link(campaign, curator):
 
 
 def _enter(client, link, params=PROLIFIC):
-    return client.get(crowd.study_link_path(link).split("?")[0], params)
+    """Follow the link (its landing page), then enter: the page's button, a POST."""
+    url = crowd.study_link_path(link).split("?")[0] + "?" + urlencode(params)
+    assert client.get(url).status_code == 200
+    return client.post(url)
+
+
+def _session_ends(client):
+    """The session ends (it expired, or the participant signed out elsewhere): the browser
+    keeps its other cookies, the participant's binding among them."""
+    kept = {name: morsel for name, morsel in client.cookies.items() if name.startswith("winnow_study_")}
+    client.logout()
+    for name, morsel in kept.items():
+        client.cookies[name] = morsel
 
 
 def test_the_link_to_paste_carries_the_platforms_placeholders(link):
@@ -62,8 +75,8 @@ def test_entry_creates_one_participant_who_consents_then_works(client, link, cam
 
 def test_a_second_entry_under_the_same_id_resumes_and_never_duplicates(client, link, django_user_model):
     _enter(client, link)
-    client.post(reverse("crowd:consent", args=[crowd.study_link_token(link)]), {"agree": "yes"})
-    client.logout()
+    client.post(reverse("study:consent", args=[crowd.study_link_token(link)]), {"agree": "yes"})
+    _session_ends(client)
     again = _enter(client, link, {**PROLIFIC, "SESSION_ID": "x2"})
     assert again.url == reverse("annotation:campaign-annotate", args=["sw"])  # no consent again
     participant = Participant.objects.get()
@@ -95,21 +108,28 @@ def test_entry_refusals_are_pages_that_say_why(client, link, curator):
 
 
 def test_a_finished_participant_who_replays_the_link_gets_the_code_not_more_work(client, link):
+    link.batch_size = 1  # the completion code is for a finished batch (study integrity)
+    link.save()
     _enter(client, link)
     token = crowd.study_link_token(link)
-    client.post(reverse("crowd:consent", args=[token]), {"agree": "yes"})
-    done = client.post(reverse("crowd:finish", args=[token]))
-    assert done.url == reverse("crowd:done", args=[token])
+    client.post(reverse("study:consent", args=[token]), {"agree": "yes"})
+    annotate = reverse("annotation:campaign-annotate", args=["sw"])
+    client.post(annotate, {"start": "1"})
+    lease = Assignment.objects.get(status="leased")
+    done = client.post(annotate, {"assignment": lease.pk, "answer": "switchable"})
+    assert done.url == reverse("study:done", args=[token])
     page = client.get(done.url).content.decode()
     assert link.completion_code in page and "app.prolific.com/submissions/complete?cc=" in page
-    client.logout()
+    _session_ends(client)
     replay = _enter(client, link)
     assert replay.status_code == 409 and link.completion_code in replay.content.decode()
     assert Participant.objects.get().entries == 1
 
 
 def test_mturk_preview_creates_nobody_and_the_submit_form_posts_to_mturk(client, campaign, curator):
-    link = crowd.study_link_create(campaign=campaign, platform="mturk", consent="ok", user=curator)
+    link = crowd.study_link_create(
+        campaign=campaign, platform="mturk", consent="ok", partial_code="PART1", user=curator
+    )
     token = crowd.study_link_token(link)
     preview = client.get(f"/study/{token}/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"})
     assert preview.status_code == 200 and "Accept the HIT" in preview.content.decode()
@@ -120,10 +140,10 @@ def test_mturk_preview_creates_nobody_and_the_submit_form_posts_to_mturk(client,
         "hitId": "H",
         "turkSubmitTo": "https://evil.example",
     }
-    client.get(f"/study/{token}/", params)
-    client.post(reverse("crowd:consent", args=[token]), {"agree": "yes"})
-    client.post(reverse("crowd:finish", args=[token]))
-    page = client.get(reverse("crowd:done", args=[token])).content.decode()
+    client.post(f"/study/{token}/?{urlencode(params)}")
+    client.post(reverse("study:consent", args=[token]), {"agree": "yes"})
+    client.post(reverse("study:finish", args=[token]), {"confirm": "yes"})
+    page = client.get(reverse("study:done", args=[token])).content.decode()
     assert 'action="https://www.mturk.com/mturk/externalSubmit"' in page  # never another host
     assert 'name="assignmentId" value="AS1"' in page
     assert (
@@ -150,7 +170,7 @@ def test_a_participant_sees_only_their_campaign_items_and_progress(
     judgment_submit(annotator=annotator, assignment=lease, answer="switchable")
     _enter(client, link)
     token = crowd.study_link_token(link)
-    client.post(reverse("crowd:consent", args=[token]), {"agree": "yes"})
+    client.post(reverse("study:consent", args=[token]), {"agree": "yes"})
     listing = client.get(reverse("annotation:campaign-list")).content.decode()
     assert "sw" in listing and "other" not in listing
     assert client.get(reverse("annotation:campaign-annotate", args=[other.name])).status_code == 404
@@ -186,7 +206,7 @@ def test_a_participant_sees_only_their_campaign_items_and_progress(
     assert client.get(reverse("annotation:campaign-detail", args=["sw"])).status_code == 403
     # a participant page of another link is refused
     second = crowd.study_link_create(campaign=other, platform="link", consent="ok", user=curator)
-    assert client.post(reverse("crowd:finish", args=[crowd.study_link_token(second)])).status_code == 403
+    assert client.post(reverse("study:finish", args=[crowd.study_link_token(second)])).status_code == 403
 
 
 def test_curator_opens_and_closes_links_and_bad_input_is_named(client, campaign, curator, annotator):

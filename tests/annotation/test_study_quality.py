@@ -31,8 +31,8 @@ def _link(campaign, curator, **options):
 
 def _join(client, link, pid):
     token = crowd.study_link_token(link)
-    client.get(f"/study/{token}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
-    client.post(reverse("crowd:consent", args=[token]), {"agree": "yes"})
+    client.post(f"/study/{token}/?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=X")
+    client.post(reverse("study:consent", args=[token]), {"agree": "yes"})
     return token
 
 
@@ -76,7 +76,7 @@ def test_a_participant_who_passes_the_screening_works_a_batch_then_gets_the_code
     assert (participant.screening_seen, participant.screening_correct) == (3, 3)
     assert participant.answered == 2 and answered == 5  # 3 screening, then a batch of 2
     assert participant.state == ParticipantState.DONE
-    assert response.url == reverse("crowd:done", args=[token])
+    assert response.url == reverse("study:done", args=[token])
     page = client.get(response.url).content.decode()
     assert link.completion_code in page and "NOPE1" not in page
 
@@ -114,13 +114,15 @@ def test_who_fails_the_screening_ends_politely_with_the_return_code(client, camp
     participant.refresh_from_db()
     assert answered == 3 and participant.state == ParticipantState.SCREENED_OUT
     assert participant.answered == 0  # no real item was handed out
-    page = client.get(reverse("crowd:done", args=[token])).content.decode()
+    page = client.get(reverse("study:done", args=[token])).content.decode()
     assert "NOPE1" in page and "did not reach its mark" in page and "0 of 3 right" in page
     assert "submissions/complete?cc=NOPE1" in page
     # the annotate page sends them back to the code; the link replayed refuses more work
     assert client.get(reverse("annotation:campaign-annotate", args=["sw"])).url.endswith("/done/")
-    client.logout()
-    replay = client.get(f"/study/{token}/", {"PROLIFIC_PID": "FAIL1"})
+    kept = {name: morsel for name, morsel in client.cookies.items() if name.startswith("winnow_study_")}
+    client.logout()  # the session ends; the browser keeps its binding to the participant
+    client.cookies.update(kept)
+    replay = client.post(f"/study/{token}/?PROLIFIC_PID=FAIL1")
     assert replay.status_code == 409 and "NOPE1" in replay.content.decode()
 
 

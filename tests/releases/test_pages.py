@@ -117,8 +117,8 @@ def test_a_crowd_participant_sees_no_release_page_api_or_file(client, release, c
 
     campaign = campaign_create(name="sw", task="switchability", items="schemas", k=2)
     link = crowd.study_link_create(campaign=campaign, platform="link", consent="ok", user=curator)
-    client.get(crowd.study_link_path(link).split("?")[0], {"pid": "crowd-1"})
-    client.post(reverse("crowd:consent", args=[crowd.study_link_token(link)]), {"agree": "yes"})
+    client.post(crowd.study_link_path(link).split("?")[0] + "?pid=crowd-1")
+    client.post(reverse("study:consent", args=[crowd.study_link_token(link)]), {"agree": "yes"})
     assert client.get(reverse("releases:release-list")).status_code == 403
     assert (
         client.get(reverse("releases:release-detail", args=[release.name, release.version])).status_code

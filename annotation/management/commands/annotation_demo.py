@@ -94,4 +94,4 @@ class Command(BaseCommand):
         token = study_link_token(link)
         trial = urlencode({"PROLIFIC_PID": "DEMO-PARTICIPANT-1", "STUDY_ID": "demo", "SESSION_ID": "demo-1"})
         self.stdout.write(f"  the link to paste into Prolific: {study_link_path(link)}")
-        self.stdout.write(f"  enter as a participant: {reverse('crowd:enter', args=[token])}?{trial}")
+        self.stdout.write(f"  enter as a participant: {reverse('study:enter', args=[token])}?{trial}")
