@@ -282,9 +282,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
-# Sign-in throttling (core.auth): failures per account and per client address within a
-# window, then a lockout a curator or admin can lift in the admin.
+# Sign-in throttling (core.auth): failures per account from one address and per client
+# address within a window, then a lockout of that pair or address a curator or admin can
+# lift in the admin; the account alone is slowed down past its limit, never locked.
 WINNOW_LOGIN_FAILURES = env.int("WINNOW_LOGIN_FAILURES", default=10)
 WINNOW_LOGIN_ADDRESS_FAILURES = env.int("WINNOW_LOGIN_ADDRESS_FAILURES", default=50)
 WINNOW_LOGIN_WINDOW = env.int("WINNOW_LOGIN_WINDOW", default=15 * 60)
 WINNOW_LOGIN_LOCKOUT = env.int("WINNOW_LOGIN_LOCKOUT", default=15 * 60)
+WINNOW_LOGIN_ACCOUNT_FAILURES = env.int("WINNOW_LOGIN_ACCOUNT_FAILURES", default=10)
+WINNOW_LOGIN_SLOWDOWN = env.int("WINNOW_LOGIN_SLOWDOWN", default=5)
