@@ -269,6 +269,11 @@ if WINNOW_PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 
+# /health/ (config.views.health): anonymous callers get {"ok": ...} from a cache of this
+# many seconds; staff, curators and these client addresses get every component's detail.
+WINNOW_HEALTH_CACHE = env.float("WINNOW_HEALTH_CACHE", default=5.0)
+WINNOW_HEALTH_DETAIL_ADDRESSES = env.list("WINNOW_HEALTH_DETAIL_ADDRESSES", default=[])
+
 # Content-Security-Policy (core.web): enforced; WINNOW_CSP_REPORT_ONLY=1 sends it as
 # Content-Security-Policy-Report-Only instead (violations reported, nothing blocked), to
 # WINNOW_CSP_REPORT_URI when set.
