@@ -325,7 +325,9 @@ class CampaignCreateInput(serializers.Serializer):
     gold_ids = serializers.CharField(required=False, help_text="Ids of items with a known answer")
     gold_rate = serializers.FloatField(required=False, default=0.1, min_value=0, max_value=1)
     lease_seconds = serializers.IntegerField(required=False, default=600, min_value=30, max_value=7 * 86400)
-    slots = serializers.IntegerField(required=False, min_value=1, max_value=10000, help_text="ComVE writing slots")
+    slots = serializers.IntegerField(
+        required=False, min_value=1, max_value=10000, help_text="ComVE writing slots"
+    )
     instructions = serializers.CharField(required=False, help_text="Empty: the task's instructions")
 
 

@@ -442,6 +442,8 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
     _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
+    if _adjudication_query(request.GET)[1] > 1:  # one page: any later one is past the last
+        raise Http404(f"The page of {campaign.name} has no page {request.GET['page']}.")
     context = {
         "campaign": campaign,
         "spec": task_spec(campaign.task),

@@ -106,6 +106,8 @@ class ReleaseFileDownloadApi(APIView):
         # A file that no longer matches its manifest: 409 {"detail": ...} (core.api).
         handle = selectors.release_file_open_verified(release_file=release_file)
         content_type = RELEASE_FILE_TYPES.get(Path(release_file.name).suffix, RELEASE_FILE_DEFAULT_TYPE)
-        response = FileResponse(handle, as_attachment=True, filename=release_file.name, content_type=content_type)
+        response = FileResponse(
+            handle, as_attachment=True, filename=release_file.name, content_type=content_type
+        )
         response["X-Checksum-SHA256"] = release_file.sha256
         return response
