@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import WinnowError
+from core.formulas import formula_refusal
 
 ITEM_KINDS = ("schemas", "reasons", "comve", "slots", "explanations")
 KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
@@ -80,18 +81,12 @@ class TaskSpec:
 COMVE_WRITING_FIELDS = ("statement_0", "statement_1", "option_a", "option_b", "option_c")
 
 
-#: A cell starting with one of these is run as a formula by spreadsheets (CSV injection).
-#: Crowd-written text may not start with them, so the release files can carry every text
-#: byte for byte and still be safe to open (the annotation exports also neutralise them).
-FORMULA_STARTS = ("=", "+", "-", "@")
-
-
 def _no_formula_start(field: str, value: str) -> None:
-    if value.startswith(FORMULA_STARTS):
-        raise AnswerError(
-            f"{field}: may not start with {value[0]!r} (a spreadsheet would run it as a formula); "
-            "begin with a word"
-        )
+    """Crowd-written text may not start a spreadsheet formula (``core.formulas``), so the
+    release files can carry every text byte for byte and still be safe to open."""
+    refusal = formula_refusal(value)
+    if refusal:
+        raise AnswerError(f"{field}: {refusal}")
 
 
 def answer_clean(

@@ -320,11 +320,15 @@ class CampaignCreateInput(serializers.Serializer):
     items = serializers.ChoiceField(choices=list(ITEM_KINDS), help_text="What the campaign's items are")
     filters = serializers.CharField(required=False, help_text="e.g. origin=human, label=positive")
     ids = serializers.CharField(required=False, help_text="Item ids, separated by commas or spaces")
-    k = serializers.IntegerField(required=False, help_text="Judgments per item (empty: the paper's)")
+    k = serializers.IntegerField(
+        required=False, min_value=1, max_value=100, help_text="Judgments per item (empty: the paper's)"
+    )
     gold_ids = serializers.CharField(required=False, help_text="Ids of items with a known answer")
-    gold_rate = serializers.FloatField(required=False, default=0.1)
-    lease_seconds = serializers.IntegerField(required=False, default=600)
-    slots = serializers.IntegerField(required=False, help_text="ComVE writing slots")
+    gold_rate = serializers.FloatField(required=False, default=0.1, min_value=0, max_value=1)
+    lease_seconds = serializers.IntegerField(required=False, default=600, min_value=30, max_value=7 * 86400)
+    slots = serializers.IntegerField(
+        required=False, min_value=1, max_value=10000, help_text="ComVE writing slots"
+    )
     instructions = serializers.CharField(required=False, help_text="Empty: the task's instructions")
 
 

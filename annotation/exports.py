@@ -1,7 +1,8 @@
 """Judgment exports as JSONL and CSV. No Django here.
 
-CSV cells that a spreadsheet would read as a formula (starting with = + - @, or a tab /
-carriage return) get a leading apostrophe; JSONL keeps the text exactly as written."""
+CSV cells that a spreadsheet would read as a formula (``core.formulas``: starting with = + - @,
+their full-width forms, or a tab / carriage return) get a leading apostrophe; JSONL keeps the
+text exactly as written."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+from core.formulas import formula_start
 
 
 def csv_safe(value: Any) -> str:
@@ -23,7 +24,7 @@ def csv_safe(value: Any) -> str:
         text = "true" if value else "false"
     else:
         text = str(value)
-    if text.startswith(FORMULA_STARTS):
+    if formula_start(text):
         return "'" + text
     return text
 

@@ -16,6 +16,10 @@ def user_can_curate(user: Actor) -> bool:
     return user_is_curator(user)
 
 
+def user_can_annotate_or_curate(user: Actor) -> bool:
+    return user_can_annotate(user) or user_can_curate(user)
+
+
 class IsAnnotator(BasePermission):
     message = "Only annotators can take and answer items."
 

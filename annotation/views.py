@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,8 +24,9 @@ from annotation.models import (
     CampaignItem,
 )
 from annotation.participation import participation
-from annotation.permissions import user_can_annotate, user_can_curate
+from annotation.permissions import user_can_annotate, user_can_annotate_or_curate, user_can_curate
 from annotation.task_types import TASKS, task_spec, task_type
+from core.roles import role_required
 
 ITEMS_PER_PAGE = 200
 
@@ -38,15 +37,13 @@ def _htmx(request: HttpRequest) -> bool:
     return bool(details) and not bool(getattr(details, "history_restore_request", False))
 
 
-def _require(predicate: Any, request: HttpRequest) -> None:
-    if not predicate(request.user):
-        raise PermissionDenied
+CURATORS_ONLY = "Campaigns are curated by curators."
+ANNOTATORS_ONLY = "Annotating is for annotators and study participants."
+TEAM_ONLY = "Campaigns are for annotators and curators."
 
 
-@login_required
+@role_required(user_can_annotate_or_curate, TEAM_ONLY)
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    if not (user_can_annotate(request.user) or user_can_curate(request.user)):
-        raise PermissionDenied
     if user_can_curate(request.user):
         overview = {row.campaign.pk: row for row in selectors.campaign_overview(user=request.user)}
         campaigns = [row.campaign for row in overview.values()]
@@ -65,11 +62,10 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/campaign_list.html", {"rows": rows})
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def curator_dashboard(request: HttpRequest) -> HttpResponse:
     """The curator's overview: every campaign with its progress, its headline agreement as
     last computed, and the items awaiting review."""
-    _require(user_can_curate, request)
     rows = selectors.campaign_overview(user=request.user)
     return render(
         request,
@@ -82,11 +78,10 @@ def curator_dashboard(request: HttpRequest) -> HttpResponse:
     )
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 @require_POST
 def campaign_agreement_compute(request: HttpRequest, name: str) -> HttpResponse:
     """Compute a campaign's agreement as its page does and keep the headline for the dashboard."""
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     headline = agreement_headline_compute(campaign=campaign)
     if headline is None:
@@ -247,7 +242,7 @@ def _go_on(
     return push_url(_render_item(request, context), url)
 
 
-@login_required
+@role_required(user_can_annotate, ANNOTATORS_ONLY)
 def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     """The annotator's page. GET shows the item in hand, or a Start button: opening the
     page leases nothing (a link preview, a prefetch or a crawler would hold an item).
@@ -256,7 +251,6 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
     POST leases: ``start`` asks for the next item; an ``assignment`` with an answer submits
     it, then asks for the next one. htmx gets the item fragment (and the item's address
     to push); without JavaScript the answer is a redirect to the next item's address."""
-    _require(user_can_annotate, request)
     elsewhere = participation().elsewhere(user=request.user)
     if elsewhere:  # a crowd participant before the consent or after their part
         return _elsewhere(request, elsewhere)
@@ -324,11 +318,10 @@ def _own_assignment(request: HttpRequest, name: str, field: str = "assignment") 
     return assignment
 
 
-@login_required
+@role_required(user_can_annotate, ANNOTATORS_ONLY)
 def campaign_recent(request: HttpRequest, name: str) -> HttpResponse:
     """The annotator's own recent answers in a campaign, as the list the item page's fold
     fetches when opened (after an htmx answer the fold is filled on demand)."""
-    _require(user_can_annotate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     context = {
         "campaign": campaign,
@@ -337,11 +330,10 @@ def campaign_recent(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "annotation/campaign_annotate.html#recent-list", context)
 
 
-@login_required
+@role_required(user_can_annotate, ANNOTATORS_ONLY)
 @require_POST
 def campaign_skip(request: HttpRequest, name: str) -> HttpResponse:
     """Give the item in hand back unanswered and go on with the next one."""
-    _require(user_can_annotate, request)
     assignment = _own_assignment(request, name, field="skip")
     campaign = assignment.campaign_item.campaign
     try:
@@ -357,13 +349,12 @@ def campaign_skip(request: HttpRequest, name: str) -> HttpResponse:
     return _go_on(request, campaign, lease=True)
 
 
-@login_required
+@role_required(user_can_annotate, ANNOTATORS_ONLY)
 @require_POST
 def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
     """Change the annotator's own answer on an item not yet aggregated, then return to
     the item in hand. A bad answer shows the item again with the reason; another
     annotator's item is a 404."""
-    _require(user_can_annotate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     judgment = selectors.judgment_own(campaign=campaign, annotator=request.user, item_id=item_id)
     if judgment is None:
@@ -385,9 +376,8 @@ def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpR
 # --- curator ---------------------------------------------------------------------------
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def campaign_create(request: HttpRequest) -> HttpResponse:
-    _require(user_can_curate, request)
     form = CampaignCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -402,10 +392,11 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/campaign_create.html", {"form": form, "tasks": TASKS.values()})
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
+    if _adjudication_query(request.GET)[1] > 1:  # one page: any later one is past the last
+        raise Http404(f"The page of {campaign.name} has no page {request.GET['page']}.")
     context = {
         "campaign": campaign,
         "spec": task_spec(campaign.task),
@@ -435,11 +426,10 @@ def _adjudication_url(campaign: Campaign, show: str, page: int) -> str:
     return f"{reverse('annotation:campaign-adjudicate', args=[campaign.name])}?{query}"
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def campaign_adjudicate(request: HttpRequest, name: str) -> HttpResponse:
     """The curator's adjudication page: items with their full context and votes in words,
     most disagreement first, filtered (awaiting review by default) and paged."""
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     show, page = _adjudication_query(request.GET)
     total = selectors.adjudication_count(campaign=campaign, show=show)
@@ -463,10 +453,9 @@ def campaign_adjudicate(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 @require_POST
 def annotator_pause(request: HttpRequest, name: str, user_id: int) -> HttpResponse:
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     member = get_object_or_404(CampaignAnnotator, campaign=campaign, annotator_id=user_id)
     paused = request.POST.get("paused") == "1"
@@ -475,12 +464,11 @@ def annotator_pause(request: HttpRequest, name: str, user_id: int) -> HttpRespon
     return redirect("annotation:campaign-detail", name=campaign.name)
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 @require_POST
 def item_adjudicate(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
     """Record a decision and go back to the adjudication page with the same filter and page
     (the last page if the item was the only one left on its page)."""
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     item = get_object_or_404(CampaignItem, campaign=campaign, pk=item_id)
     show, page = _adjudication_query(request.POST)
@@ -514,12 +502,11 @@ def item_adjudicate(request: HttpRequest, name: str, item_id: int) -> HttpRespon
     return redirect(_adjudication_url(campaign, show, min(page, last)))
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 @require_http_methods(["GET", "POST"])
 def campaign_aggregate(request: HttpRequest, name: str) -> HttpResponse:
     """GET (or a POST without ``confirm``): what aggregating would do, counted and rolled
     back, with a Confirm button; POST with ``confirm``: aggregate."""
-    _require(user_can_curate, request)
     campaign = selectors.campaign_get(user=request.user, name=name)
     if request.method == "GET" or not request.POST.get("confirm"):
         preview = services.campaign_aggregate(campaign=campaign, dry_run=True)
@@ -552,9 +539,8 @@ def campaign_aggregate(request: HttpRequest, name: str) -> HttpResponse:
     return redirect("annotation:campaign-detail", name=campaign.name)
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def campaign_export(request: HttpRequest, name: str, fmt: str) -> StreamingHttpResponse:
-    _require(user_can_curate, request)
     if fmt not in ("csv", "jsonl"):
         raise Http404("Exports are csv or jsonl")
     campaign = selectors.campaign_get(user=request.user, name=name)

@@ -53,6 +53,7 @@ from annotation.models import Campaign, CampaignItem, CampaignStatus, Task
 from annotation.services import ImportedVote, JudgmentRefused, judgment_import
 from annotation.task_types import TASKS
 from core.errors import WinnowError
+from core.formulas import formula_refusal
 from core.jsonl import JsonLinesError, loads, read_jsonl
 from datasets.models import ComVEItem, Reason, Schema
 
@@ -242,6 +243,9 @@ def _parse_jsonl(path: Path, raw: bytes, task: str) -> list[_Vote]:
                 raise VotesImportError(
                     f"{name}, row {row}, field '{field}': missing or not a non-empty string"
                 )
+            refusal = formula_refusal(obj[field].strip())
+            if refusal:
+                raise VotesImportError(f"{name}, row {row}, field '{field}': {refusal}")
         ref = _parse_ref(obj["item"].strip())
         if ref is None:
             raise VotesImportError(

@@ -175,9 +175,12 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    # JSON only: DRF's browsable pages need inline styles the Content-Security-Policy
+    # refuses; the schema is browsable at /api/docs/ instead.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",  # documents the error answers too
     # A WinnowError from an API view: {"detail": message} with its status.
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
@@ -270,6 +273,11 @@ if WINNOW_PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 
+# /health/ (config.views.health): anonymous callers get {"ok": ...} from a cache of this
+# many seconds; staff, curators and these client addresses get every component's detail.
+WINNOW_HEALTH_CACHE = env.float("WINNOW_HEALTH_CACHE", default=5.0)
+WINNOW_HEALTH_DETAIL_ADDRESSES = env.list("WINNOW_HEALTH_DETAIL_ADDRESSES", default=[])
+
 # Content-Security-Policy (core.web): enforced; WINNOW_CSP_REPORT_ONLY=1 sends it as
 # Content-Security-Policy-Report-Only instead (violations reported, nothing blocked), to
 # WINNOW_CSP_REPORT_URI when set.
@@ -283,9 +291,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
-# Sign-in throttling (core.auth): failures per account and per client address within a
-# window, then a lockout a curator or admin can lift in the admin.
+# Sign-in throttling (core.auth): failures per account from one address and per client
+# address within a window, then a lockout of that pair or address a curator or admin can
+# lift in the admin; the account alone is slowed down past its limit, never locked.
 WINNOW_LOGIN_FAILURES = env.int("WINNOW_LOGIN_FAILURES", default=10)
 WINNOW_LOGIN_ADDRESS_FAILURES = env.int("WINNOW_LOGIN_ADDRESS_FAILURES", default=50)
 WINNOW_LOGIN_WINDOW = env.int("WINNOW_LOGIN_WINDOW", default=15 * 60)
 WINNOW_LOGIN_LOCKOUT = env.int("WINNOW_LOGIN_LOCKOUT", default=15 * 60)
+WINNOW_LOGIN_ACCOUNT_FAILURES = env.int("WINNOW_LOGIN_ACCOUNT_FAILURES", default=10)
+WINNOW_LOGIN_SLOWDOWN = env.int("WINNOW_LOGIN_SLOWDOWN", default=5)

@@ -9,6 +9,7 @@ from core.auth import ThrottledAuthenticationForm
 admin.site.site_header = "Winnow administration"
 admin.site.site_title = "Winnow admin"
 
+handler404 = "core.web.page_not_found"  # JSON under /api/
 handler500 = "core.web.server_error"  # a 503 page when the database cannot be reached
 
 urlpatterns = [

@@ -1,7 +1,9 @@
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import caches
 from django.db import connection
@@ -13,6 +15,7 @@ from annotation import selectors as annotation_selectors
 from annotation.crowd.services import participant_of
 from annotation.task_types import task_spec
 from config.celery import app as celery_app
+from core.auth import client_address
 from core.cache import cache_probe
 from core.roles import user_is_annotator, user_is_curator
 
@@ -82,10 +85,49 @@ def _workers() -> dict[str, Any]:
     return {"workers": names}
 
 
+class _MinimalHealth:
+    """The anonymous answer, kept for ``WINNOW_HEALTH_CACHE`` seconds in each process: one
+    caller probes the database and the broker, the callers that come meanwhile wait for it
+    and share its answer (a burst of anonymous calls costs one probe, not one each)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._until = 0.0
+        self._ok = False
+
+    def get(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if now >= self._until:
+                self._ok = bool(_check(_database)["ok"] and _check(_broker)["ok"])
+                self._until = time.monotonic() + settings.WINNOW_HEALTH_CACHE
+            return self._ok
+
+    def forget(self) -> None:
+        with self._lock:
+            self._until = 0.0
+
+
+minimal_health = _MinimalHealth()
+
+
+def _health_detail_allowed(request: HttpRequest) -> bool:
+    user = request.user
+    if user.is_authenticated and (user.is_staff or user_is_curator(user)):
+        return True
+    return client_address(request) in settings.WINNOW_HEALTH_DETAIL_ADDRESSES
+
+
 def health(request: HttpRequest) -> JsonResponse:
-    """For a load balancer or a monitor, without signing in: whether the database, the
-    cache, the Celery broker and any worker answer. 200 while the database and the broker
-    do (the site works and jobs queue up), else 503. Says nothing else about the site."""
+    """For a load balancer or a monitor, without signing in: 200 while the database and the
+    Celery broker answer (the site works and jobs queue up), else 503. Anonymous callers get
+    ``{"ok": ...}`` only, from a cache of a few seconds (``WINNOW_HEALTH_CACHE``): no host,
+    no worker names, no timings, and a burst of calls costs one probe. Staff, curators and
+    the addresses in ``WINNOW_HEALTH_DETAIL_ADDRESSES`` get each component (database,
+    cache, broker, workers), probed afresh."""
+    if not _health_detail_allowed(request):
+        healthy = minimal_health.get()
+        return JsonResponse({"ok": healthy}, status=200 if healthy else 503)
     report = {
         "database": _check(_database),
         "cache": _check(_cache),

@@ -41,9 +41,9 @@ def _login_failed(*, credentials: dict[str, Any], request: Any = None, **kwargs:
 
 
 def _logged_in(*, user: Any, **kwargs: Any) -> None:
-    from core.auth import login_success_record
+    from core.auth import client_address, login_success_record
 
-    login_success_record(username=user.get_username())
+    login_success_record(username=user.get_username(), address=client_address(kwargs.get("request")))
 
 
 class CoreConfig(AppConfig):

@@ -1,11 +1,19 @@
-"""Sign-in throttling (issue 16, item 7): failed sign-ins are counted per account and per
-client address; past a limit within a window, further attempts are refused for a while
-before any password is checked, so guessing costs the attacker time and the server no
-password hashing. A curator or admin lifts a lockout in the admin ("Sign-in throttles").
+"""Sign-in throttling (issue 16, item 7; study integrity, item 6): failed sign-ins are
+counted per account *and address together* (as django-axes does by default), per address,
+and per account alone; past a limit within a window, further attempts are refused for a
+while before any password is checked, so guessing costs the attacker time and the server
+no password hashing. No one can lock anyone else out: wrong passwords for a curator's
+account from one address lock that account *from that address* only, and the curator
+signs in from anywhere else. The account alone is only slowed down: past its own limit
+(failures from all addresses together) each further failure makes the address that sent
+it wait a few seconds before its next try for that account. A curator or admin lifts a
+lockout in the admin ("Sign-in throttles").
 
-Limits (settings, from the environment): ``WINNOW_LOGIN_FAILURES`` per account (10),
-``WINNOW_LOGIN_ADDRESS_FAILURES`` per address (50), within ``WINNOW_LOGIN_WINDOW`` seconds
-(900), locked for ``WINNOW_LOGIN_LOCKOUT`` seconds (900).
+Limits (settings, from the environment): ``WINNOW_LOGIN_FAILURES`` per account from one
+address (10), ``WINNOW_LOGIN_ADDRESS_FAILURES`` per address (50), within
+``WINNOW_LOGIN_WINDOW`` seconds (900), locked for ``WINNOW_LOGIN_LOCKOUT`` seconds (900);
+``WINNOW_LOGIN_ACCOUNT_FAILURES`` per account from all addresses (10) before each further
+failure costs its address ``WINNOW_LOGIN_SLOWDOWN`` seconds (5).
 """
 
 from __future__ import annotations
@@ -36,41 +44,65 @@ def client_address(request: HttpRequest | None) -> str:
 
 def _limits() -> dict[str, int]:
     return {
-        ThrottleKind.ACCOUNT: settings.WINNOW_LOGIN_FAILURES,
+        ThrottleKind.ACCOUNT_ADDRESS: settings.WINNOW_LOGIN_FAILURES,
         ThrottleKind.ADDRESS: settings.WINNOW_LOGIN_ADDRESS_FAILURES,
+        ThrottleKind.ACCOUNT: settings.WINNOW_LOGIN_ACCOUNT_FAILURES,
     }
 
 
+def _account(username: str) -> str:
+    return username.strip().lower()[:150]
+
+
 def _keys(username: str, address: str) -> list[tuple[str, str]]:
+    """The rows a sign-in counts on: (account, address), the address, the account."""
     keys = []
     if username:
-        keys.append((ThrottleKind.ACCOUNT.value, username.strip().lower()[:150]))
+        keys.append((ThrottleKind.ACCOUNT_ADDRESS.value, f"{_account(username)}|{address}"))
     if address:
         keys.append((ThrottleKind.ADDRESS.value, address))
+    if username:
+        keys.append((ThrottleKind.ACCOUNT.value, _account(username)))
     return keys
 
 
+_REFUSED_FOR = {
+    ThrottleKind.ACCOUNT_ADDRESS: "this account from your network address",
+    ThrottleKind.ADDRESS: "your network address",
+}
+
+
 def login_refusal(*, username: str, address: str, now: datetime | None = None) -> str | None:
-    """Why a sign-in must be refused before its password is checked, or None."""
+    """Why a sign-in must be refused before its password is checked, or None. Only the
+    (account, address) pair and the address are ever locked, never the account alone."""
     now = now or timezone.now()
     for kind, key in _keys(username, address):
+        if kind == ThrottleKind.ACCOUNT:
+            continue
         row = LoginThrottle.objects.filter(kind=kind, key=key, locked_until__gt=now).first()
         if row is not None and row.locked_until is not None:
-            minutes = max(1, round((row.locked_until - now).total_seconds() / 60))
-            what = "this account" if kind == ThrottleKind.ACCOUNT else "your network address"
+            seconds = (row.locked_until - now).total_seconds()
+            if seconds < 90:
+                wait = f"{max(1, round(seconds))} second{'s' if round(seconds) > 1 else ''}"
+            else:
+                minutes = round(seconds / 60)
+                wait = f"about {minutes} minute{'s' if minutes != 1 else ''}"
             return (
-                f"Too many failed sign-ins for {what}: try again in about {minutes} minute"
-                f"{'s' if minutes != 1 else ''}, or ask a curator to lift the lock."
+                f"Too many failed sign-ins for {_REFUSED_FOR[ThrottleKind(kind)]}: try again in {wait}, "
+                "or ask a curator to lift the lock."
             )
     return None
 
 
 def login_failure_record(*, username: str, address: str, now: datetime | None = None) -> None:
-    """Count a failed sign-in; lock the account or address that reaches its limit."""
+    """Count a failed sign-in: lock the (account, address) pair or the address that reaches
+    its limit; past the account's own limit, make this address wait before its next try."""
     now = now or timezone.now()
     window = timedelta(seconds=settings.WINNOW_LOGIN_WINDOW)
     limits = _limits()
+    rows: dict[str, LoginThrottle] = {}
     with transaction.atomic():
+        # always in the same order (pair, address, account), so concurrent failures never deadlock
         for kind, key in _keys(username, address):
             row, created = LoginThrottle.objects.select_for_update().get_or_create(
                 kind=kind, key=key, defaults={"window_started": now}
@@ -80,8 +112,15 @@ def login_failure_record(*, username: str, address: str, now: datetime | None = 
                 row.failures, row.window_started, row.locked_until = 0, now, None
             row.failures += 1
             row.last_address = address
-            if row.failures >= limits[kind] and not _locked(row, now):
+            if kind != ThrottleKind.ACCOUNT and row.failures >= limits[kind] and not _locked(row, now):
                 row.locked_until = now + timedelta(seconds=settings.WINNOW_LOGIN_LOCKOUT)
+            rows[kind] = row
+        account, pair = rows.get(ThrottleKind.ACCOUNT), rows.get(ThrottleKind.ACCOUNT_ADDRESS)
+        if account is not None and pair is not None and account.failures > limits[ThrottleKind.ACCOUNT]:
+            slowed = now + timedelta(seconds=settings.WINNOW_LOGIN_SLOWDOWN)
+            if pair.locked_until is None or pair.locked_until < slowed:
+                pair.locked_until = slowed
+        for row in rows.values():
             row.save()
 
 
@@ -89,9 +128,12 @@ def _locked(row: LoginThrottle, now: datetime) -> bool:
     return row.locked_until is not None and row.locked_until > now
 
 
-def login_success_record(*, username: str) -> None:
-    """A successful sign-in clears the account's count (the address keeps its own)."""
-    LoginThrottle.objects.filter(kind=ThrottleKind.ACCOUNT, key=username.strip().lower()).delete()
+def login_success_record(*, username: str, address: str) -> None:
+    """A successful sign-in clears the account's counts, alone and from this address (the
+    address keeps its own, and the account's locks from other addresses stay)."""
+    account = _account(username)
+    LoginThrottle.objects.filter(kind=ThrottleKind.ACCOUNT, key=account).delete()
+    LoginThrottle.objects.filter(kind=ThrottleKind.ACCOUNT_ADDRESS, key=f"{account}|{address}").delete()
 
 
 def login_lockout_lift(*, throttles: Any) -> int:

@@ -7,10 +7,13 @@ one conditional UPDATE (queued, or running with a heartbeat older than
 ``heartbeat_at`` every ``WINNOW_JOB_HEARTBEAT`` seconds, and every write of progress or
 outcome is filtered by the owner token, so a copy that lost its lease writes nothing.
 
-A second delivery of a job that another worker holds waits while that lease is fresh, at
-most one stale window: a copy whose worker was killed (its message requeued at once by
-``task_reject_on_worker_lost``) takes the job over as soon as the heartbeat stops; a
-duplicate of a job that is still running (the broker's visibility timeout passed) exits.
+A second delivery of a job that another worker holds never waits for it (a worker slot
+held for a stale window would be a slot lost): when the holder is a process of this host
+that is gone (a pool process killed, its message requeued at once by
+``task_reject_on_worker_lost``), the copy takes the job over at once; otherwise (a
+duplicate of a job still running, the broker's visibility timeout passed, or a holder on
+another host) it leaves the job to the holder and exits, and the sweep below queues the
+job again if that holder is lost.
 
 ``jobs_sweep`` finds running jobs whose heartbeat stopped (the whole worker died, so no
 message comes back until the visibility timeout) and queues them again, up to
@@ -115,17 +118,27 @@ def event_add(kind: JobKind, pk: int, text: str, *, owner: str | None = None) ->
 # --- claim, heartbeat, finish -------------------------------------------------------------
 
 
-def job_claim(kind: JobKind, pk: int, *, owner: str, claimable: tuple[str, ...], **fields: Any) -> bool:
+def job_claim(
+    kind: JobKind,
+    pk: int,
+    *,
+    owner: str,
+    claimable: tuple[str, ...],
+    lost_owner: str | None = None,
+    **fields: Any,
+) -> bool:
     """Take the job with one conditional UPDATE: from one of the ``claimable`` statuses,
-    or from ``running`` when its heartbeat stopped. Returns whether this owner holds it."""
+    or from ``running`` when its heartbeat stopped or its holder is ``lost_owner`` (known
+    gone). Returns whether this owner holds it."""
     manager = kind.model._default_manager
     now = timezone.now()
     before = manager.filter(pk=pk).values("heartbeat_at", "attempts", kind.status_field).first()
     if before is None:
         return False
-    stale = Q(**{kind.status_field: kind.running}) & (
-        Q(heartbeat_at__lt=now - stale_after()) | Q(heartbeat_at__isnull=True)
-    )
+    lost = Q(heartbeat_at__lt=now - stale_after()) | Q(heartbeat_at__isnull=True)
+    if lost_owner:
+        lost |= Q(lease_owner=lost_owner)
+    stale = Q(**{kind.status_field: kind.running}) & lost
     won = (
         manager.filter(pk=pk)
         .filter(Q(**{f"{kind.status_field}__in": claimable}) | stale)
@@ -153,6 +166,27 @@ def job_claim(kind: JobKind, pk: int, *, owner: str, claimable: tuple[str, ...],
     return True
 
 
+def holder_gone(owner: str) -> bool:
+    """Whether the lease's holder is a process of this host that no longer runs (gone, or a
+    zombie its parent has not reaped yet). False for a holder on another host: only its
+    heartbeat tells, and the sweep reads that."""
+    host = owner.split(":")[0]
+    pid = owner_pid(owner)
+    if pid is None or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state == "Z"
+
+
 def job_take(
     kind: JobKind,
     pk: int,
@@ -161,25 +195,28 @@ def job_take(
     finished: tuple[str, ...],
     **fields: Any,
 ) -> str | None:
-    """Claim the job for this process, waiting while another worker's lease is fresh, at
-    most one stale window (then the holder is alive: leave the job to it). Returns the
-    owner token, or None when the job is finished, gone or held by a live worker."""
+    """Claim the job for this process, without waiting: a job whose holder is a process of
+    this host that is gone is taken over at once; one held by a live worker (or by a worker
+    of another host whose heartbeat is fresh) is left to it (the sweep queues it again if
+    that worker is lost). Returns the owner token, or None when the job is finished, gone
+    or held by another worker."""
     owner = owner_token()
-    deadline = time.monotonic() + stale_after().total_seconds() + heartbeat_seconds()
-    while True:
-        if job_claim(kind, pk, owner=owner, claimable=claimable, **fields):
+    if job_claim(kind, pk, owner=owner, claimable=claimable, **fields):
+        return owner
+    row = kind.model._default_manager.filter(pk=pk).values(kind.status_field, "lease_owner").first()
+    if row is None or row[kind.status_field] in finished or row[kind.status_field] != kind.running:
+        return None
+    holder = str(row["lease_owner"] or "")
+    if holder and holder_gone(holder):
+        if job_claim(kind, pk, owner=owner, claimable=claimable, lost_owner=holder, **fields):
             return owner
-        status = kind.model._default_manager.filter(pk=pk).values_list(kind.status_field, flat=True).first()
-        if status is None or status in finished or status not in (kind.running, *claimable):
-            return None
-        if time.monotonic() >= deadline:
-            event_add(
-                kind,
-                pk,
-                "a second delivery found the job running on a live worker and left it to that worker",
-            )
-            return None
-        time.sleep(min(heartbeat_seconds(), 1.0))
+    event_add(
+        kind,
+        pk,
+        "a second delivery found the job running on another worker and left it to that worker "
+        "(the sweep queues it again if that worker is lost)",
+    )
+    return None
 
 
 def job_update(kind: JobKind, pk: int, owner: str | None, **fields: Any) -> bool:

@@ -6,17 +6,21 @@ from django.db import models
 
 
 class ThrottleKind(models.TextChoices):
-    ACCOUNT = "account", "account"
+    ACCOUNT_ADDRESS = "pair", "account from one address"
+    ACCOUNT = "account", "account (slowed down, never locked)"
     ADDRESS = "address", "client address"
 
 
 class LoginThrottle(models.Model):
-    """Failed sign-ins of one account (by the user name typed) or one client address within
-    the current window, and until when further attempts are refused. Deleting the row, or
+    """Failed sign-ins of one account from one client address, of one address, or of one
+    account from all addresses (by the user name typed) within the current window, and until
+    when further attempts are refused (core.auth). Deleting the row, or
     the admin's "lift" action, lets it sign in again at once."""
 
     kind = models.CharField(max_length=10, choices=ThrottleKind.choices)
-    key = models.CharField(max_length=150, help_text="The user name typed, lower-cased, or the address")
+    key = models.CharField(
+        max_length=220, help_text="The user name typed, lower-cased, the address, or both as name|address"
+    )
     failures = models.PositiveIntegerField(default=0)
     window_started = models.DateTimeField()
     locked_until = models.DateTimeField(null=True, blank=True)

@@ -1,12 +1,17 @@
 """The three roles of DESIGN section 1, as Django groups, and their predicates; and the
 crowd participant, who may only annotate their own study's campaign."""
 
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from core.errors import Forbidden
 
@@ -110,6 +115,44 @@ def user_is_participant(user: Actor) -> bool:
 def user_in_team(user: Actor) -> bool:
     """Holds one of the three roles of DESIGN section 1 (a crowd participant holds none)."""
     return bool(user_roles(user) & TEAM_ROLES)
+
+
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def role_required(allowed: Callable[..., bool], message: str) -> Callable[[View], View]:
+    """The one way a page refuses a user (docs/architecture.md): ``allowed`` is a predicate
+    of the app's ``permissions.py`` (or of this module), called as ``allowed(user=...)``
+    with the signed-in user.
+
+    - signed out: the sign-in page, and back here after it (an htmx request gets
+      ``HX-Redirect`` to it, so the form never lands inside the page);
+    - signed in without the role: a 403 page that says ``message`` ("Evaluations are for
+      researchers and curators.").
+
+    A refusal that depends on the object (this campaign, this release) stays in the
+    selector or service, which raises a ``WinnowError``."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            if not request.user.is_authenticated:
+                path = request.get_full_path()
+                if request.headers.get("HX-Request") == "true":
+                    current = urlsplit(request.headers.get("HX-Current-URL") or path)
+                    response = HttpResponse(status=204)
+                    response["HX-Redirect"] = redirect_to_login(
+                        urlunsplit(("", "", current.path, current.query, ""))
+                    ).url
+                    return response
+                return redirect_to_login(path)
+            if not allowed(user=request.user):
+                raise PermissionDenied(message)
+            return view(request, *args, **kwargs)
+
+        return checked  # type: ignore[return-value]  # the same signature as the view
+
+    return decorate
 
 
 def roles_context(request: HttpRequest) -> dict[str, Any]:

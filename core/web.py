@@ -18,9 +18,10 @@ from http import HTTPStatus
 from django.conf import settings
 from django.contrib import messages
 from django.db import InterfaceError, OperationalError, transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template import loader
+from django.views import defaults
 
 from core.errors import WinnowError
 
@@ -121,6 +122,15 @@ def server_error(request: HttpRequest) -> HttpResponse:
         response["Retry-After"] = "30"
         return response
     return HttpResponse(loader.get_template("500.html").render(), status=500)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``: under ``/api/`` a URL that names nothing is answered as the API
+    answers a missing object, ``{"detail": "Not found."}`` in JSON (the schema documents
+    it); elsewhere Django's 404 page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
 
 
 def enqueue_after_commit(request: HttpRequest, label: str, send: Callable[[], bool]) -> None:

@@ -146,6 +146,17 @@ class ComVEItemFilterSerializer(serializers.Serializer):
 
 
 def _filters(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """The list's filters; a text or choice filter given empty is a 400, as the schema says
+    (minLength 1), not silently no filter."""
+    blank = {
+        name: ["May not be empty: leave the parameter out for no filter."]
+        for name, field in serializer_class().fields.items()
+        if isinstance(field, serializers.CharField | serializers.ChoiceField)
+        and name in request.query_params
+        and not request.query_params[name].strip()
+    }
+    if blank:
+        raise serializers.ValidationError(blank)
     serializer = serializer_class(data=request.query_params)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)

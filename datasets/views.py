@@ -3,11 +3,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from core.roles import role_required
 from core.uploads import refused_uploads, upload_name
 from datasets.forms import ImportUploadForm
 from datasets.permissions import user_can_import
@@ -21,12 +20,10 @@ TEMPLATES = [
 ]
 
 
-@login_required
+@role_required(user_can_import, "Importing data sets is for curators.")
 def import_upload(request: HttpRequest) -> HttpResponse:
     """Curators upload the files of one data set; the same import service as the command
     line runs on them. The page and its htmx fragment (the result) come from one template."""
-    if not user_can_import(user=request.user):
-        raise PermissionDenied
     posted = request.method == "POST"
     form = (
         ImportUploadForm(request.POST, request.FILES, refused_uploads=refused_uploads(request))

@@ -1,24 +1,17 @@
 """Evaluation pages: runs (start, progress), leaderboards with charts, run comparison."""
 
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
-from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
 from core.charts import BarChart, bar_chart
 from core.downloads import FORMATS, table_download
 from core.errors import NotFound
-from core.roles import user_is_curator
+from core.roles import role_required, user_is_curator
 from core.tables import cell, frame_records
 from core.uploads import refused_uploads
 from core.web import enqueue_after_commit
@@ -32,32 +25,10 @@ from evaluation.permissions import user_can_evaluate
 from evaluation.services import EvaluationError, evaluation_run_start
 from evaluation.tasks import evaluation_run_enqueue
 
-
-def evaluator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not user_can_evaluate(user=request.user):
-            raise PermissionDenied("Evaluations are for researchers and curators.")
-        return view(request, *args, **kwargs)
-
-    @wraps(view)
-    def signed_in(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if getattr(request, "htmx", False) and not request.user.is_authenticated:
-            # a progress poll after the session expired: the whole page goes to the sign-in
-            # form (and back here after it), instead of the form landing inside the page
-            current = urlsplit(request.headers.get("HX-Current-URL") or request.get_full_path())
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = redirect_to_login(
-                urlunsplit(("", "", current.path, current.query, ""))
-            ).url
-            return response
-        return wrapped(request, *args, **kwargs)
-
-    return signed_in
+EVALUATORS_ONLY = "Evaluations are for researchers and curators."
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_list(request: HttpRequest) -> HttpResponse:
     posted = request.method == "POST"
     form = RunStartForm(
@@ -90,7 +61,7 @@ def _table_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame_records(frame, index=True)
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=run_id)
     files = [n for n in RUN_FILES if run.results_dir and (Path(run.results_dir) / n).is_file()]
@@ -150,7 +121,7 @@ def _explanations_context(request: HttpRequest, run: EvaluationRun) -> dict[str,
     }
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_table_export(request: HttpRequest, run_id: int, fmt: str) -> HttpResponse:
     """The run page's table as CSV or JSON."""
     run = selectors.run_get(user=request.user, run_id=run_id)
@@ -169,7 +140,7 @@ RUN_FILES = (
 )
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_file(request: HttpRequest, run_id: int, name: str) -> FileResponse:
     """Download one of a run's files (only the names a run writes)."""
     run = selectors.run_get(user=request.user, run_id=run_id)
@@ -249,7 +220,7 @@ def _leaderboard_charts(board: pd.DataFrame) -> list[tuple[str, BarChart]]:
     return charts
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
     board = selectors.leaderboard(user=request.user, release_name=name, release_version=version)
     context = {
@@ -264,7 +235,7 @@ def leaderboard(request: HttpRequest, name: str, version: str) -> HttpResponse:
     return render(request, "evaluation/leaderboard.html", context)
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def leaderboard_export(request: HttpRequest, name: str, version: str, fmt: str) -> HttpResponse:
     """The leaderboard's table (every column its charts draw) as CSV or JSON."""
     board = selectors.leaderboard(user=request.user, release_name=name, release_version=version)
@@ -294,7 +265,7 @@ def _filter(request: HttpRequest) -> str:
 COMPARE_PAGE_SIZE = 50
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_compare(request: HttpRequest) -> HttpResponse:
     pair = None if request.GET.get("pick") else _compared_runs(request)
     if pair is None:
@@ -337,7 +308,7 @@ def _release_of(run: EvaluationRun) -> dict[str, str] | None:
     return {"name": found.name, "version": found.version} if found else None
 
 
-@evaluator_required
+@role_required(user_can_evaluate, EVALUATORS_ONLY)
 def run_compare_export(request: HttpRequest, fmt: str) -> HttpResponse:
     """The comparison page's rows (its filter, every page) with the items' texts, and in
     JSON McNemar's test on every shared item too. Scores are unrounded here."""

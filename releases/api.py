@@ -1,10 +1,11 @@
 """Read-only release API: list, detail, download. Nothing here writes."""
 
+from pathlib import Path
 from typing import Any
 
 from django.http import FileResponse
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -80,15 +81,33 @@ class ReleaseDetailApi(generics.RetrieveAPIView):
         )
 
 
+#: The content type of each kind of release file (by its suffix; anything else is bytes).
+RELEASE_FILE_TYPES = {
+    ".csv": "text/csv",
+    ".jsonl": "application/jsonl",
+    ".json": "application/json",
+    ".md": "text/markdown",
+}
+RELEASE_FILE_DEFAULT_TYPE = "application/octet-stream"
+
+
 class ReleaseFileDownloadApi(APIView):
     permission_classes = [HasAnyRole]
 
-    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    @extend_schema(
+        responses={
+            **{(200, media): bytes for media in (*RELEASE_FILE_TYPES.values(), RELEASE_FILE_DEFAULT_TYPE)},
+            409: OpenApiResponse(description="The stored file no longer matches its manifest's checksum"),
+        }
+    )
     def get(self, request: Request, name: str, version: str, file_name: str) -> Any:
         release = selectors.release_get(user=request.user, name=name, version=version)
         release_file = selectors.release_file_get(user=request.user, release=release, file_name=file_name)
         # A file that no longer matches its manifest: 409 {"detail": ...} (core.api).
         handle = selectors.release_file_open_verified(release_file=release_file)
-        response = FileResponse(handle, as_attachment=True, filename=release_file.name)
+        content_type = RELEASE_FILE_TYPES.get(Path(release_file.name).suffix, RELEASE_FILE_DEFAULT_TYPE)
+        response = FileResponse(
+            handle, as_attachment=True, filename=release_file.name, content_type=content_type
+        )
         response["X-Checksum-SHA256"] = release_file.sha256
         return response

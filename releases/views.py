@@ -6,20 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from core.roles import user_in_team
+from core.roles import role_required, user_in_team
 from releases import selectors, services
 from releases.card_html import card_html
 from releases.errors import (
     ReleaseError,
     ReleaseIntegrityError,
-    ReleasePermissionError,
     ReleaseValidationError,
 )
 from releases.exports import JSONL_CONFIGS
@@ -28,22 +25,18 @@ from releases.models import BuildStatus, Release, ReleaseStatus
 from releases.notices import approved_notice, created_notice, published_notice
 from releases.permissions import user_can_create_release
 
-
-def _require_role(request: HttpRequest) -> None:
-    if not user_in_team(request.user):
-        raise PermissionDenied("releases are for accounts with a role")
+TEAM_ONLY = "Releases are for accounts with a role."
+CURATORS_ONLY = "Only curators create, approve and publish releases."
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_list(request: HttpRequest) -> HttpResponse:
-    _require_role(request)
     releases = selectors.release_list(user=request.user, dataset=request.GET.get("dataset", ""))
     return render(request, "releases/release_list.html", {"releases": releases})
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_detail(request: HttpRequest, name: str, version: str) -> HttpResponse:
-    _require_role(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     context = {
         "release": release,
@@ -74,10 +67,9 @@ def _bundle(release: Release) -> dict[str, Any] | None:
     return {"name": path.name, "size": path.stat().st_size, "sha256": digest, "folder": path.stem}
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_bundle_download(request: HttpRequest, name: str, version: str) -> HttpResponseBase:
     """The whole published release as one zip: exactly its manifest's files and the manifest."""
-    _require_role(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     path, digest = services.release_bundle(release)  # ReleaseStateError / IntegrityError: a page
     response = FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
@@ -96,9 +88,8 @@ def _card_text(release: Release) -> str:
     return path.read_text(encoding="utf-8")
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_download(request: HttpRequest, name: str, version: str, file_name: str) -> HttpResponseBase:
-    _require_role(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     release_file = selectors.release_file_get(user=request.user, release=release, file_name=file_name)
     # A file that no longer matches its manifest raises ReleaseIntegrityError: a 409 page
@@ -117,16 +108,10 @@ def _actions(request: HttpRequest, release: Release) -> dict[str, str | None]:
     return {step: (refusal.message if refusal else None) for step, refusal in steps.items()}
 
 
-def _require_curator(request: HttpRequest) -> None:
-    if not user_can_create_release(user=request.user):
-        raise ReleasePermissionError("Only curators create, approve and publish releases.")
-
-
-@login_required
+@role_required(user_can_create_release, CURATORS_ONLY)
 def release_create(request: HttpRequest) -> HttpResponse:
     """Choose the data and a version, see what would be frozen (counts, diff against the
     previous version), then create the draft. Nothing is written before "Create"."""
-    _require_curator(request)
     collections = selectors.release_collections()
     data = request.POST if request.method == "POST" else None
     chosen = data or request.GET
@@ -193,19 +178,17 @@ def _take_step(
     return redirect("releases:release-detail", name=release.name, version=release.version)
 
 
-@login_required
+@role_required(user_can_create_release, CURATORS_ONLY)
 @require_POST
 def release_approve(request: HttpRequest, name: str, version: str) -> HttpResponse:
-    _require_curator(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     return _take_step(request, release, services.release_approve, "Not approved", approved_notice)
 
 
-@login_required
+@role_required(user_can_create_release, CURATORS_ONLY)
 def release_publish(request: HttpRequest, name: str, version: str) -> HttpResponse:
     """GET: the "publishing is final" page, only when the release may be published now;
     POST: publish (the files are checked against the manifest first)."""
-    _require_curator(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     if request.method == "POST":
         return _take_step(request, release, services.release_publish, "Not published", published_notice)
@@ -216,10 +199,9 @@ def release_publish(request: HttpRequest, name: str, version: str) -> HttpRespon
     return render(request, "releases/release_publish.html", {"release": release})
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_compare(request: HttpRequest, name: str) -> HttpResponse:
     """Any two versions of one release, chosen: the items added, removed and changed, with their text."""
-    _require_role(request)
     versions = selectors.release_versions(user=request.user, name=name)
     if not versions:
         raise Http404("no such release")
@@ -239,10 +221,9 @@ def release_compare(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "releases/release_compare.html", context, status=400 if form.errors else 200)
 
 
-@login_required
+@role_required(user_in_team, TEAM_ONLY)
 def release_item(request: HttpRequest, name: str, version: str, item_id: str) -> HttpResponse:
     """One item of a release as it was frozen (the comparison of two runs links here)."""
-    _require_role(request)
     release = selectors.release_get(user=request.user, name=name, version=version)
     item = selectors.release_item_get(release=release, item_id=item_id)
     return render(request, "releases/release_item.html", {"release": release, "item": item})

@@ -41,6 +41,18 @@ def test_every_kind_of_response_carries_the_policy_without_unsafe_sources(client
         assert "unsafe-eval" not in value and "unsafe-inline" not in value, kind
 
 
+def test_an_api_url_opened_in_a_browser_is_json_not_a_page_with_inline_styles(client, curator):
+    """DRF's browsable pages carry inline styles the policy refuses: the API answers JSON
+    even to a browser's Accept header (the schema is browsable at /api/docs/)."""
+    client.force_login(curator)
+    browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    for url in ("/api/schemas/", "/api/annotation/campaigns/", "/api/releases/"):
+        response = client.get(url, HTTP_ACCEPT=browser)
+        assert response.status_code == 200, url
+        assert response["Content-Type"] == "application/json", url
+        assert "style=" not in response.content.decode() and "<html" not in response.content.decode(), url
+
+
 def test_report_only_is_a_switch(client, settings):
     settings.WINNOW_CSP_REPORT_ONLY = True
     settings.WINNOW_CSP_REPORT_URI = "https://reports.example/csp"

@@ -80,7 +80,7 @@ COMVE_ITEM = {
 }
 
 
-@pytest.mark.parametrize("start", ["=", "+", "-", "@", "  =", "\t@"])
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "  =", "\t@", "\uff1d", "\uff0b", "\uff0d", "\uff20"])
 def test_crowd_text_that_would_start_a_spreadsheet_formula_is_refused_where_it_is_written(start) -> None:
     """Issue 16, item 9: such text would reach a release's SemEval CSVs as a formula."""
     with pytest.raises(AnswerError, match=r"text: may not start with .* formula"):

@@ -1,5 +1,6 @@
-"""Sign-in throttling (issue 16, item 7): wrong passwords lock an account or a client
-address for a while, a locked sign-in costs no password hash, a curator lifts the lock in
+"""Sign-in throttling (issue 16, item 7; study integrity, item 6): wrong passwords lock an
+account from one address, or a client address, for a while, never the account from
+everywhere (the account alone is only slowed down), a locked sign-in costs no password hash, a curator lifts the lock in
 the admin, and the API's authentication is throttled the same way."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def _limits(settings: Any) -> None:
     settings.WINNOW_LOGIN_ADDRESS_FAILURES = 6
     settings.WINNOW_LOGIN_WINDOW = 900
     settings.WINNOW_LOGIN_LOCKOUT = 600
+    settings.WINNOW_LOGIN_ACCOUNT_FAILURES = 4
+    settings.WINNOW_LOGIN_SLOWDOWN = 5
 
 
 def _login(client: Any, username: str, password: str, address: str = "10.0.0.1") -> Any:
@@ -52,16 +55,20 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def test_wrong_passwords_lock_the_account_even_against_the_right_password(client, annotator, hashes):
+def test_wrong_passwords_lock_the_account_from_that_address_even_against_the_right_password(
+    client, annotator, hashes
+):
     for _ in range(3):
         assert _login(client, "anna", "wrong").status_code == 200
     assert len(hashes) == 3
     response = _login(client, "anna", "pw-anna")
     assert not _signed_in(response)
-    assert "Too many failed sign-ins for this account" in response.content.decode()
+    assert "Too many failed sign-ins for this account from your network address" in response.content.decode()
     assert len(hashes) == 3  # refused before any password was checked
-    row = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT, key="anna")
+    row = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT_ADDRESS, key="anna|10.0.0.1")
     assert row.failures == 3 and row.locked_until is not None
+    account = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT, key="anna")
+    assert account.failures == 3 and account.locked_until is None  # the account alone is never locked
 
 
 def test_the_user_name_is_matched_without_case(client, annotator):
@@ -73,15 +80,20 @@ def test_the_user_name_is_matched_without_case(client, annotator):
 def test_the_lock_ends_by_itself_and_a_success_clears_the_count(client, annotator):
     for _ in range(3):
         _login(client, "anna", "wrong")
-    LoginThrottle.objects.filter(key="anna").update(locked_until=timezone.now() - timedelta(seconds=1))
+    LoginThrottle.objects.filter(key__startswith="anna").update(
+        locked_until=timezone.now() - timedelta(seconds=1)
+    )
     assert _signed_in(_login(client, "anna", "pw-anna"))
     assert not LoginThrottle.objects.filter(kind=ThrottleKind.ACCOUNT, key="anna").exists()
+    assert not LoginThrottle.objects.filter(kind=ThrottleKind.ACCOUNT_ADDRESS, key="anna|10.0.0.1").exists()
 
 
 def test_failures_older_than_the_window_start_a_new_count(client, annotator):
     for _ in range(2):
         _login(client, "anna", "wrong")
-    LoginThrottle.objects.filter(key="anna").update(window_started=timezone.now() - timedelta(hours=1))
+    LoginThrottle.objects.filter(key__startswith="anna").update(
+        window_started=timezone.now() - timedelta(hours=1)
+    )
     _login(client, "anna", "wrong")
     assert LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT, key="anna").failures == 1
     assert _signed_in(_login(client, "anna", "pw-anna"))
@@ -95,6 +107,31 @@ def test_one_address_guessing_many_accounts_is_locked(client, annotator):
     assert _signed_in(_login(client, "anna", "pw-anna", address="10.0.0.2"))  # elsewhere: fine
 
 
+def test_ten_failures_from_one_address_leave_the_account_usable_from_another(client, curator, settings):
+    """Nobody locks a curator out by guessing their password from somewhere else."""
+    settings.WINNOW_LOGIN_FAILURES = settings.WINNOW_LOGIN_ACCOUNT_FAILURES = 10
+    for _ in range(10):
+        _login(client, "cora", "wrong", address="203.0.113.9")
+    assert "Too many failed" in _login(client, "cora", "pw-cora", address="203.0.113.9").content.decode()
+    assert _signed_in(_login(client, "cora", "pw-cora", address="198.51.100.4"))
+
+
+def test_past_its_own_limit_the_account_is_slowed_down_per_address_not_locked(client, annotator):
+    # four failures from four addresses: no pair and no address reaches its limit
+    for n in range(4):
+        _login(client, "anna", "wrong", address=f"10.1.0.{n}")
+    assert LoginThrottle.objects.filter(locked_until__isnull=False).count() == 0
+    # the fifth failure (past the account's limit of 4) makes its address wait a few seconds
+    _login(client, "anna", "wrong", address="10.1.0.9")
+    response = _login(client, "anna", "pw-anna", address="10.1.0.9")
+    assert "try again in 5 seconds" in response.content.decode()
+    pair = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT_ADDRESS, key="anna|10.1.0.9")
+    assert pair.locked_until is not None
+    assert pair.locked_until <= timezone.now() + timedelta(seconds=5)
+    # every other address signs in at once
+    assert _signed_in(_login(client, "anna", "pw-anna", address="10.2.0.1"))
+
+
 def test_a_curator_lifts_a_lockout_in_the_admin(client, annotator, curator):
     for _ in range(3):
         _login(client, "anna", "wrong")
@@ -102,7 +139,7 @@ def test_a_curator_lifts_a_lockout_in_the_admin(client, annotator, curator):
     client.force_login(curator)
     changelist = reverse("admin:core_loginthrottle_changelist")
     assert "anna" in client.get(changelist).content.decode()
-    row = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT, key="anna")
+    row = LoginThrottle.objects.get(kind=ThrottleKind.ACCOUNT_ADDRESS, key="anna|10.0.0.1")
     response = client.post(changelist, {"action": "lift", "_selected_action": [row.pk]}, follow=True)
     assert "1 lockout lifted." in response.content.decode()
     client.logout()

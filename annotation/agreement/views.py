@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
@@ -27,14 +25,10 @@ from annotation.agreement.services import (
 from annotation.models import Campaign
 from core.charts import BarChart, bar_chart
 from core.downloads import FORMATS, json_download, table_download
-from core.roles import user_is_curator
+from core.roles import role_required, user_is_curator
 from core.tables import frame_records
 
-
-def _campaign_for_curator(request: HttpRequest, name: str) -> Campaign:
-    if not user_is_curator(request.user):
-        raise PermissionDenied("Agreement figures are for curators.")
-    return get_object_or_404(Campaign, name=name)
+CURATORS_ONLY = "Agreement figures are for curators."
 
 
 def _chart_drawing(chart: dict[str, Any]) -> BarChart | None:
@@ -119,17 +113,15 @@ def _group_rows(figures: pd.DataFrame, scope: str, keys: tuple[str, ...]) -> lis
     return rows
 
 
-@login_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def agreement_index(request: HttpRequest) -> HttpResponse:
-    if not user_is_curator(request.user):
-        raise PermissionDenied("Agreement figures are for curators.")
     campaigns = Campaign.objects.order_by("name")
     return render(request, "annotation/agreement_index.html", {"campaigns": campaigns})
 
 
-@login_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
-    campaign = _campaign_for_curator(request, name)
+    campaign = get_object_or_404(Campaign, name=name)
     data = campaign_judgments(campaign=campaign)
     summary = campaign_agreement_summary(campaign=campaign, identities=True, data=data)
     # kept for the curator dashboard, which shows it without computing it again
@@ -161,9 +153,9 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-@login_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def agreement_export(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
-    campaign = _campaign_for_curator(request, name)
+    campaign = get_object_or_404(Campaign, name=name)
     if fmt not in FORMATS:
         raise Http404("unknown format")
     summary = campaign_agreement_summary(campaign=campaign, identities=True)
@@ -175,9 +167,9 @@ def agreement_export(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     return table_download(figures, stem=f"{campaign.name}-agreement", fmt=fmt)
 
 
-@login_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def chart_export(request: HttpRequest, name: str, chart: str, fmt: str) -> HttpResponse:
-    campaign = _campaign_for_curator(request, name)
+    campaign = get_object_or_404(Campaign, name=name)
     if fmt not in FORMATS or chart not in TABLES:
         raise Http404("unknown chart or format")
     frame = campaign_table(campaign=campaign, chart=chart, identities=True)

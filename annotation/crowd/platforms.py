@@ -52,7 +52,8 @@ class PlatformSpec:
                 f"this {self.title} link arrived without the participant's id ({self.id_param}): "
                 f"open the study from {self.title} again"
             )
-        if len(value) > MAX_ID or not all(c.isalnum() or c in "-_." for c in value):
+        # ASCII only: a look-alike letter (Cyrillic "а" for "a") would make a second participant
+        if len(value) > MAX_ID or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in value):
             raise StudyEntryError(f"{self.id_param}: {value[:40]!r} is not a participant id")
         return value
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -19,18 +17,15 @@ from annotation.pipelines import services
 from annotation.pipelines.forms import PipelineCreateForm
 from annotation.pipelines.registry import PIPELINES
 from annotation.task_types import task_spec
+from core.roles import role_required
 from datasets.models import Reason, ReasonOrigin, Schema
 
-
-def _curator(request: HttpRequest) -> None:
-    if not user_can_curate(request.user):
-        raise PermissionDenied
+CURATORS_ONLY = "Pipelines are for curators."
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def pipeline_list(request: HttpRequest) -> HttpResponse:
     """Every pipeline with its current stage, and the form that starts one."""
-    _curator(request)
     form = PipelineCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -126,9 +121,8 @@ def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services
     )
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
-    _curator(request)
     pipeline = get_object_or_404(Pipeline, name=name)
     stage = services.current_stage(pipeline)
     progress = services.stage_progress(stage) if stage is not None else None
@@ -161,12 +155,11 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "annotation/pipeline_detail.html", context)
 
 
-@login_required
+@role_required(user_can_curate, CURATORS_ONLY)
 def pipeline_advance(request: HttpRequest, name: str) -> HttpResponse:
     """Confirm: finish the stage the form was shown for and start the next. A second
     click (the stage is done already) does nothing and says so. A GET (the sign-in page
     sends a curator whose session ended here) shows the pipeline, where Confirm is."""
-    _curator(request)
     pipeline = get_object_or_404(Pipeline, name=name)
     if request.method != "POST":
         return redirect("annotation:pipeline-detail", name=pipeline.name)

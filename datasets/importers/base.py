@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import WinnowError
+from core.formulas import formula_refusal
 from core.jsonl import JsonLinesError, last_key, loads, raw_decode, read_jsonl
 
 
@@ -94,8 +95,25 @@ class SourceFile:
     ) -> DatasetImportError:
         return DatasetImportError(reason, file=self.name, row=row, field=field, line=line)
 
+    def formula_check(self, text: Any, *, row: int | None, field: str) -> None:
+        """Refuse a text cell that a spreadsheet would run as a formula (:func:`formula_error`)."""
+        error = formula_error(self, text, row=row, field=field)
+        if error is not None:
+            raise error
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "path": str(self.path), "sha256": self.sha256, "size": self.size}
+
+
+def formula_error(source: SourceFile, text: Any, *, row: int | None, field: str) -> DatasetImportError | None:
+    """The one check every importer runs on every text cell it reads (``core.formulas``): a
+    text starting with = + - @ (or a full-width form, a tab, a carriage return) is refused
+    with its file, row and field; None for any other value. No public data set Winnow reads
+    has such a text (tests/datasets/test_import_realdata.py), so refusing costs them nothing."""
+    if not isinstance(text, str):
+        return None
+    reason = formula_refusal(text)
+    return source.error(reason, row=row, field=field) if reason else None
 
 
 def read_source(path: Path, *, kind: str = "json") -> SourceFile:

@@ -237,6 +237,11 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
     for kind in ("a_data", "b_data", "c_data"):
         for identifier, (row, cells) in ids.get(kind, {}).items():
             record = item(identifier, kind, row)
+            csv_file = by_kind[kind]
+            for column, cell in enumerate(cells[1:], start=1):
+                header = csv_file.header or []
+                name = header[column].strip() if column < len(header) else f"column {column + 1}"
+                csv_file.source.formula_check(cell, row=row, field=name)
             # Texts are kept as the source's cells, byte for byte: whitespace is normalised
             # (clean) only where two texts are compared, never in what is stored.
             if kind == "a_data":
@@ -288,6 +293,8 @@ def parse_comve(paths: list[Path], options: dict[str, Any]) -> ComVEData:
                     row=row,
                     field="ref4",
                 )
+            for column, cell in enumerate(cells[1:], start=1):
+                source.formula_check(cell, row=row, field=f"ref{column}")
             refs = [c for c in cells[1:] if c.strip()]
             if not refs:
                 raise source.error("no reference explanation", row=row, field="ref1")

@@ -18,6 +18,7 @@ from datasets.importers.base import (
     DatasetImportError,
     SourceFile,
     collect_files,
+    formula_error,
     load_json_lines,
     looks_like_json,
     read_csv_rows,
@@ -52,6 +53,13 @@ class Problems:
 
     def add(self, reason: str, *, row: int | None = None, field: str | None = None) -> None:
         self.found.append(self.source.error(reason, row=row, field=field))
+
+    def formula(self, text: Any, *, row: int, field: str) -> bool:
+        """Record a text that would start a spreadsheet formula (refused); True if it would."""
+        error = formula_error(self.source, text, row=row, field=field)
+        if error is not None:
+            self.found.append(error)
+        return error is not None
 
     def raise_any(self) -> None:
         if not self.found:
@@ -147,6 +155,8 @@ def _text(
         return ""
     if max_length and len(text) > max_length:
         problems.add(f"longer than {max_length} characters ({len(text)})", row=row, field=key)
+    if problems.formula(text, row=row, field=key):
+        return ""
     return text
 
 
@@ -191,6 +201,9 @@ def _sentence(problems: Problems, obj: dict[str, Any], row: int) -> tuple[str, s
             )
             return None
         before, pronoun, after = _BRACKET.split(sentence)
+        # each part is a field of its own in a release's files
+        if any([problems.formula(part.strip(), row=row, field="sentence") for part in (pronoun, after)]):
+            return None
         return before.strip(), pronoun.strip(), after.strip()
     if "pronoun" in obj or "text_before" in obj:
         pronoun = _text(problems, obj, "pronoun", row, max_length=50)
@@ -213,6 +226,8 @@ def _candidates(problems: Problems, obj: dict[str, Any], row: int) -> tuple[str,
             and all(isinstance(v, str) and v.strip() for v in value)
         ):
             problems.add("expected a list of two texts", row=row, field="candidates")
+            return None
+        if any([problems.formula(v, row=row, field="candidates") for v in value]):
             return None
         a, b = value
     else:
@@ -414,6 +429,8 @@ def _references(problems: Problems, obj: dict[str, Any], row: int) -> list[str]:
         value = obj["references"]
         if not (isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)):
             problems.add("expected a list of texts", row=row, field="references")
+            return []
+        if any([problems.formula(v, row=row, field="references") for v in value]):
             return []
         return list(value)
     return [

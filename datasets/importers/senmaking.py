@@ -52,6 +52,10 @@ def parse_senmaking(paths: list[Path], options: dict[str, Any]) -> ComVEData:
             raise source.error(f"unknown answer key {false!r} (expected 0 or 1)", row=row, field="false")
         false_index = int(false)
         options_ = [require(source, obj, k, row=row, kind=str) for k in ("A", "B", "C")]
+        for key, text in zip(
+            ("sentence0", "sentence1", "A", "B", "C"), (*statements, *options_), strict=True
+        ):
+            source.formula_check(text, row=row, field=key)
         raw_reason = require(source, obj, "reason", row=row, kind=str)
         match = B_ANSWER_RE.match(raw_reason)
         if match is None:

@@ -31,6 +31,8 @@ def split_sentence(source: SourceFile, row: int, sentence: str, field: str) -> t
     match = BRACKET_RE.match(sentence)
     if not match:
         raise source.error("expected exactly one [pronoun] in brackets in the sentence", row=row, field=field)
+    for part in (sentence, match["pronoun"], match["after"]):
+        source.formula_check(part, row=row, field=field)
     return clean(match["before"]), clean(match["pronoun"]), clean(match["after"])
 
 
@@ -110,6 +112,8 @@ def parse_trichelair(paths: list[Path], options: dict[str, Any]) -> TrichelairDa
             file=source.name,
             row=row,
         )
+        for key in ("answer0", "answer1", "correct_answer"):
+            source.formula_check(obj.get(key), row=row, field=key)
         if isinstance(obj.get("answer0"), str) and isinstance(obj.get("answer1"), str):
             record.candidates = (clean(obj["answer0"]), clean(obj["answer1"]))
         if isinstance(obj.get("correct_answer"), str):
@@ -118,6 +122,7 @@ def parse_trichelair(paths: list[Path], options: dict[str, Any]) -> TrichelairDa
             s_row, s_obj = switched[1][index]
             record.switchable = _flag(switched[0], s_row, s_obj, "is_switchable")
             text = require(switched[0], s_obj, "sentence_switched", row=s_row, kind=str)
+            switched[0].formula_check(text, row=s_row, field="sentence_switched")
             if record.switchable:
                 split_sentence(switched[0], s_row, text, "sentence_switched")
             record.switched_text = clean(text)

@@ -138,6 +138,7 @@ def _parse_questions(source: SourceFile) -> list[SchemaRecord]:
                 raise source.error(
                     f"expected a string, found {text[key]!r:.40}", row=row, field=f"text.{key}"
                 )
+            source.formula_check(text[key], row=row, field=f"text.{key}")
             parts.append(clean(text[key]))
         before, pronoun, after = parts
         if not pronoun:
@@ -147,6 +148,8 @@ def _parse_questions(source: SourceFile) -> list[SchemaRecord]:
             raise source.error(
                 f"expected two non-empty candidates, found {answers!r:.80}", row=row, field="answers"
             )
+        for position, candidate in enumerate(answers):
+            source.formula_check(candidate, row=row, field=f"answers[{position}]")
         raw_answer = require(source, obj, "correctAnswer", row=row, kind=str)
         answer = normalise_answer(raw_answer)
         if answer is None:
@@ -186,6 +189,7 @@ def _parse_reason(source: SourceFile, row: int, position: int, reason: Any, orig
     text, raw_origin, score, raw_label = reason
     if not isinstance(text, str) or not text.strip():
         raise source.error("the reason text is empty or not a string", row=row, field=f"{field}[0]")
+    source.formula_check(text, row=row, field=f"{field}[0]")
     kind = ORIGINS.get(raw_origin.strip().lower()) if isinstance(raw_origin, str) else None
     if kind is None:
         raise source.error(

@@ -1,13 +1,12 @@
 """Pages of the cloze analysis: the list of runs and one run with its plots and tables."""
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
 from core.charts import violin_chart
 from core.downloads import FORMATS, table_download
+from core.roles import role_required
 from core.tables import frame_records
 from core.web import enqueue_after_commit
 from evaluation.cloze.experiments import SCORES
@@ -19,12 +18,12 @@ from evaluation.forms import ClozeStartForm
 from evaluation.selectors import model_list, published_release_list
 from evaluation.tasks import cloze_run_enqueue
 
+RESEARCHERS_ONLY = "Cloze runs are for researchers."
 
-@login_required
+
+@role_required(user_can_view_cloze_runs, RESEARCHERS_ONLY)
 def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
     """The runs, and the form that queues a new one (a published release and a registry model)."""
-    if not user_can_view_cloze_runs(user=request.user):
-        raise PermissionDenied
     posted = request.method == "POST"
     form = ClozeStartForm(
         request.POST if posted else None,
@@ -43,10 +42,8 @@ def cloze_run_list_view(request: HttpRequest) -> HttpResponseBase:
     return render(request, "cloze/clozerun_list.html", context, status=400 if posted else 200)
 
 
-@login_required
+@role_required(user_can_view_cloze_runs, RESEARCHERS_ONLY)
 def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
-    if not user_can_view_cloze_runs(user=request.user):
-        raise PermissionDenied
     run = cloze_run_get(user=request.user, pk=pk)
     results = run.results or {}
     scores = results.get("scores", {})
@@ -81,11 +78,9 @@ def cloze_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "cloze/clozerun_detail.html", context)
 
 
-@login_required
+@role_required(user_can_view_cloze_runs, RESEARCHERS_ONLY)
 def cloze_run_table_view(request: HttpRequest, pk: int, table: str, fmt: str) -> HttpResponse:
     """One of the run page's tables (``evaluation.cloze.tables.TABLES``) as CSV or JSON."""
-    if not user_can_view_cloze_runs(user=request.user):
-        raise PermissionDenied
     run = cloze_run_get(user=request.user, pk=pk)
     if table not in TABLES:
         raise Http404("unknown table")

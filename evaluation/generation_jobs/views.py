@@ -1,17 +1,10 @@
 """Generation job pages: start one (reasons of a collection, or a run's explanations
 judged), follow its progress (htmx poll; a reload without JavaScript), read what it made."""
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
-from core.roles import user_is_curator
+from core.roles import role_required, user_is_curator
 from core.web import enqueue_after_commit
 from evaluation import selectors
 from evaluation.generation_jobs.forms import ExplanationsStartForm, ReasonsStartForm
@@ -24,16 +17,7 @@ from evaluation.generation_jobs.services import (
 from evaluation.models import GenerationJob
 from evaluation.tasks import generation_job_enqueue
 
-
-def curator_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not user_is_curator(request.user):
-            raise PermissionDenied("Generation jobs are for curators.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
+CURATORS_ONLY = "Generation jobs are for curators."
 
 
 def _queued(request: HttpRequest, job: GenerationJob) -> HttpResponse:
@@ -41,7 +25,7 @@ def _queued(request: HttpRequest, job: GenerationJob) -> HttpResponse:
     return redirect("evaluation:generation-detail", job_id=job.pk)
 
 
-@curator_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def generation_create(request: HttpRequest) -> HttpResponse:
     """Start a job. A POST with ``run`` asks for the run's explanations to be judged (the
     run page's form); any other asks a model for candidate reasons (``?collection=NAME``
@@ -94,7 +78,7 @@ SETTING_LABELS = {
 }
 
 
-@curator_required
+@role_required(user_is_curator, CURATORS_ONLY)
 def generation_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = selectors.generation_job_get(user=request.user, job_id=job_id)
     settings = [

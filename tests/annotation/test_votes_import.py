@@ -237,6 +237,23 @@ def test_jsonl_needs_a_task_for_a_new_campaign_and_refuses_free_text(tmp_path, t
     _nothing_written()
 
 
+@pytest.mark.parametrize(
+    "field,value", [("annotator", "-ann"), ("annotator", "@ann"), ("item", "\uff1dschema:wsc273/0")]
+)
+def test_jsonl_vote_cell_starting_a_formula_is_refused_with_row_and_field(
+    tmp_path, two_schemas, field, value
+):
+    rows = [
+        {"item": "schema:wsc273/0", "annotator": "ann", "answer": "switchable"},
+        {"item": "schema:wsc273/1", "annotator": "bob", "answer": "switchable"} | {field: value},
+    ]
+    with pytest.raises(
+        VotesImportError, match=rf"votes.jsonl, row 2, field '{field}': may not start with .* formula"
+    ):
+        votes_import(format="jsonl", path=_jsonl(tmp_path, rows), campaign_name="sw", task="switchability")
+    _nothing_written()
+
+
 def test_empty_file_and_missing_file_are_refused(tmp_path, two_schemas):
     path = _jsonl(tmp_path, [""])
     with pytest.raises(VotesImportError, match="votes.jsonl: no votes in the file"):

@@ -112,6 +112,8 @@ def test_written_reasons_are_text_on_the_curator_page_and_untouched_in_exports(c
         ("+1", "'+1"),
         ("-1", "'-1"),
         ("@SUM(A1)", "'@SUM(A1)"),
+        ("\uff1dHYPERLINK(1)", "'\uff1dHYPERLINK(1)"),
+        (" =1", "' =1"),
         ("\tx", "'\tx"),
         ("plain", "plain"),
         ("a=b", "a=b"),

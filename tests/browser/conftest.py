@@ -1,5 +1,7 @@
 """Headless Chromium (Debian's package) driven by Playwright's sync API against
-pytest-django's live_server. Reusable fixtures: ``browser``, ``page``, ``login``.
+pytest-django's live_server. Reusable fixtures: ``browser``, ``page``, ``login``. Every
+test in this folder is marked ``browser`` here (``-m "not browser"`` leaves them out), not
+file by file.
 
 Playwright's sync API runs an event loop in the test thread; Django refuses database
 calls from a thread with a running loop unless DJANGO_ALLOW_ASYNC_UNSAFE is set."""
@@ -14,6 +16,15 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = Path(os.environ.get("WINNOW_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+BROWSER_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if BROWSER_TESTS in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def _missing(message: str) -> None:

@@ -9,7 +9,7 @@ from datasets.models import Schema
 from tests.annotation.answering import annotators, answer_all
 from tests.datasets.factories import SchemaFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_curator_adjudicates_two_flagged_items_with_the_filter_kept(page, login, curator):

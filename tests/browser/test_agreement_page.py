@@ -4,7 +4,7 @@ import pytest
 
 from tests.annotation.agreement_data import campaign_with_votes
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 VOTES = [
     ["plausible", "plausible", "plausible", "implausible", "plausible"],

@@ -9,7 +9,7 @@ from core.roles import Role
 from datasets.models import ComVEItem, Reason
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _mark_page(page):

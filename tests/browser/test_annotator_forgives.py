@@ -15,7 +15,7 @@ from annotation.services import campaign_create
 from tests.browser.annotating import item_in_hand, next_item, press_on_page
 from tests.datasets.factories import SchemaFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_participant_finishes_by_keyboard_goes_back_changes_one_and_skips_one(page, login, annotator):

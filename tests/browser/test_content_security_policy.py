@@ -21,7 +21,7 @@ from django.db import connection
 
 from annotation.models import Judgment
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 RECORD_VIOLATIONS = """
 window.__csp = [];

@@ -19,7 +19,7 @@ from evaluation.modeling import smollm2_path
 from evaluation.registry import SMOLLM2_NAME
 from evaluation.tasks import evaluation_run_task
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.model]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.model]
 
 
 @pytest.fixture

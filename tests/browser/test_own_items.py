@@ -9,7 +9,7 @@ from django.conf import settings
 
 from datasets.models import ImportBatch, Schema
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+pytestmark = pytest.mark.django_db(transaction=True)
 TEMPLATES = Path(settings.BASE_DIR) / "static" / "import-templates"
 
 

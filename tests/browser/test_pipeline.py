@@ -18,7 +18,7 @@ from datasets.models import Reason
 from releases.models import Release, ReleaseStatus
 from tests.evaluation.tiny_models import build_tiny_causal
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 TEMPLATE = Path(settings.BASE_DIR) / "static" / "import-templates" / "schemas.csv"
 
 

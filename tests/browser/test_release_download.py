@@ -10,7 +10,7 @@ import pytest
 from tests.releases.factories import make_schemas, published_release
 from tests.releases.hf import hf_load
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_researcher_downloads_the_release_in_one_file_and_loads_it_with_datasets(

@@ -7,7 +7,7 @@ import pytest
 from releases.models import Release, ReleaseStatus
 from tests.releases.factories import make_curator, make_schemas
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_curator_creates_a_second_curator_approves_and_the_first_publishes_without_the_admin(

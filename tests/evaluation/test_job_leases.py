@@ -140,3 +140,50 @@ def test_starting_a_run_with_the_broker_down_fails_it_with_a_message_naming_the_
     assert page.status_code == 200
     html = page.content.decode()
     assert "The run <strong>failed</strong>" in html and "127.0.0.1:1/0" in html
+
+
+def test_a_second_delivery_of_a_running_run_leaves_it_at_once_without_holding_a_worker(
+    queued_run, monkeypatch
+):
+    """Study integrity, item 9: the copy used to wait (asleep in a worker slot) for a whole
+    stale window; now it leaves a job held by a live worker at once."""
+    from core import jobs
+
+    holder = owner_token()  # this very process: alive
+    assert job_claim(EVALUATION_RUN_JOB, queued_run.pk, owner=holder, claimable=(RunStatus.QUEUED,))
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError("a second delivery waited in its worker slot")
+
+    monkeypatch.setattr(jobs.time, "sleep", no_sleep)
+    taken = jobs.job_take(
+        EVALUATION_RUN_JOB, queued_run.pk, claimable=(RunStatus.QUEUED,), finished=(RunStatus.DONE,)
+    )
+    assert taken is None
+    run = EvaluationRun.objects.get(pk=queued_run.pk)
+    assert (run.lease_owner, run.attempts) == (holder, 1)
+    assert "left it to that worker" in run.job_events[-1]["text"]
+
+
+def test_a_run_whose_holder_on_this_host_is_gone_is_taken_over_at_once(queued_run):
+    import subprocess
+    import sys
+
+    from core import jobs
+
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    gone = f"{jobs.socket.gethostname()}:{int(finished.stdout)}:0123456789ab"  # a process that has exited
+    assert jobs.holder_gone(gone) and not jobs.holder_gone(owner_token())
+    assert not jobs.holder_gone(f"another-host:{int(finished.stdout)}:0123456789ab")
+    EvaluationRun.objects.filter(pk=queued_run.pk).update(
+        status=RunStatus.RUNNING, lease_owner=gone, heartbeat_at=timezone.now(), attempts=1
+    )
+    taken = jobs.job_take(
+        EVALUATION_RUN_JOB, queued_run.pk, claimable=(RunStatus.QUEUED,), finished=(RunStatus.DONE,)
+    )
+    assert taken is not None
+    run = EvaluationRun.objects.get(pk=queued_run.pk)
+    assert (run.lease_owner, run.attempts) == (taken, 2)
+    assert "the worker was lost" in run.job_events[-1]["text"]
