@@ -11,9 +11,9 @@ class EvaluationConfig(AppConfig):
         from django.conf import settings
 
         from core.jobs import job_kind_register
-        from evaluation import model_cache
         from evaluation.cloze.services import CLOZE_RUN_JOB
         from evaluation.generation_jobs.services import GENERATION_JOB
+        from evaluation.lm import model_cache
         from evaluation.services import EVALUATION_RUN_JOB
         from evaluation.tasks import evaluation_run_enqueue, generation_job_enqueue
 

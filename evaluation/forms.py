@@ -5,9 +5,9 @@ from django.core.validators import RegexValidator
 
 from core.uploads import LimitedUploadForm, upload_name
 from evaluation.cloze.services import ClozeError, ClozeSettings
+from evaluation.lm.registry import SMOLLM2_NAME, RegistryModel
+from evaluation.lm.scorers.types import MODEL_METHODS
 from evaluation.models import Method
-from evaluation.registry import SMOLLM2_NAME, RegistryModel
-from evaluation.scorers.types import MODEL_METHODS
 from evaluation.services import EvaluationError, PredictionsRefused, method_unfit
 from releases.models import Release
 

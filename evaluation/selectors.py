@@ -14,10 +14,10 @@ from core.roles import Actor, user_is_curator
 from datasets.models import Explanation
 from evaluation import analysis
 from evaluation.analysis import items as item_analysis
+from evaluation.lm.registry import RegistryModel, Skipped, registry_scan
 from evaluation.metrics.human import HumanScore, human_score
 from evaluation.models import EvaluationRun, GenerationJob, RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.registry import RegistryModel, Skipped, registry_scan
 from releases.models import Release, ReleaseStatus
 
 

@@ -2,7 +2,7 @@
 
 ``evaluation_run_create`` validates the request and stores a queued run;
 ``evaluation_run`` executes it: reads the release's frozen files (``release_data``),
-scores with ``evaluation.scorers`` (a model loaded by ``evaluation.modeling`` or a
+scores with ``evaluation.lm.scorers`` (a model loaded by ``evaluation.lm.modeling`` or a
 baseline), computes the data set's metrics (``evaluation.metrics``) and writes into the
 run folder ``results.json``, ``predictions.jsonl`` and, for ComVE, the SemEval
 submission CSVs. Progress is kept on the run row for the web page.
@@ -26,7 +26,10 @@ from django.utils import timezone
 from core.errors import WinnowError
 from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of
-from evaluation import model_cache, release_data
+from evaluation import release_data
+from evaluation.lm import model_cache
+from evaluation.lm.modeling import model_sha256
+from evaluation.lm.scorers.types import MODEL_METHODS, PredictionsFileError, start_token_parse
 from evaluation.metrics.comve import (
     COMVE_RULES,
     DEFAULT_COMVE_RULE,
@@ -42,10 +45,8 @@ from evaluation.metrics.comve import (
 from evaluation.metrics.significance import accuracy_significance, wilson_interval
 from evaluation.metrics.winowhy import CLASSIFIERS, cross_validate, winowhy_metrics
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
-from evaluation.modeling import model_sha256
 from evaluation.models import EvaluationRun, Method, RunPhase, RunStatus
 from evaluation.predictions_io import read_label_predictions, write_jsonl
-from evaluation.scorers.types import MODEL_METHODS, PredictionsFileError, start_token_parse
 from evaluation.selectors import model_get
 from releases.errors import ReleaseIntegrityError
 from releases.models import Release, ReleaseStatus
@@ -325,7 +326,7 @@ def _predictions_check(folder: release_data.ReleaseFolder, path: Path, name: str
     """Read the predictions as the run will (format, ids, labels of the release's items)."""
     try:
         if folder.dataset == "wsc":
-            from evaluation.scorers import read_predictions
+            from evaluation.lm.scorers import read_predictions
 
             read_predictions(path, [r.item for r in release_data.read_wsc(folder)])
         elif folder.dataset == "winowhy":
@@ -562,7 +563,7 @@ def _sha256_or_folder(path: Path) -> str:
 def _evaluate_wsc(
     *, run: EvaluationRun, folder: release_data.ReleaseFolder, model: Any, writer: _ProgressWriter
 ) -> Evaluated:
-    from evaluation.scorers import read_predictions, score_wsc
+    from evaluation.lm.scorers import read_predictions, score_wsc
 
     rows = release_data.read_wsc(folder, limit=run.settings.get("limit"))
     items = [r.item for r in rows]
@@ -636,7 +637,7 @@ def _evaluate_winowhy(
     seed = int(run.settings.get("seed") or 0)
     method = run.method
     if method in ("full", "pll"):
-        from evaluation.scorers import score_continuations
+        from evaluation.lm.scorers import score_continuations
 
         scores = score_continuations(
             model,
@@ -716,7 +717,7 @@ def _winowhy_cross_validation(
     if model is None:
         return {"computed": False, "reason": "needs a model's frozen features"}
     # imported here, not at the top: it imports torch, which the web process need not load
-    from evaluation.features import mean_hidden_states as extract
+    from evaluation.lm.features import mean_hidden_states as extract
 
     name = "mean of the last hidden states over the text's tokens"
     questions = [r.question_id for r in rows]
@@ -790,7 +791,7 @@ def _evaluate_comve(
         a_scores: list[list[float]] | None = None
         a_rules: dict[str, list[str]] = {}
         if method in ("full", "pll"):
-            from evaluation.scorers import score_texts, text_token_counts
+            from evaluation.lm.scorers import score_texts, text_token_counts
 
             texts = [s for x in data.a for s in x.statements]
             flat = score_texts(
@@ -853,7 +854,7 @@ def _evaluate_comve(
         b_scores: list[list[float]] | None = None
         b_rules: dict[str, list[str]] = {}
         if method in ("full", "pll"):
-            from evaluation.scorers import score_continuations, score_texts, text_token_counts
+            from evaluation.lm.scorers import score_continuations, score_texts, text_token_counts
 
             half = len(data.b) // 2
             flat = score_continuations(
@@ -934,7 +935,7 @@ def _evaluate_comve(
                 explanations = _take(uploaded, "C", [x.id for x in data.c])
         elif method in MODEL_METHODS:
             if run.settings.get("generate_explanations") and getattr(model, "kind", None) == "causal":
-                from evaluation.generation import PROMPT, generate_explanations
+                from evaluation.lm.generation import PROMPT, generate_explanations
 
                 writer.total += len(data.c)
                 explanations = generate_explanations(

@@ -33,8 +33,9 @@ from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVEItem, Explanation, Reason, Schema
 from datasets.services import DatasetImportError, generated_reasons_add
-from evaluation import model_cache
-from evaluation.generation import REASON_PROMPT, generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm import model_cache
+from evaluation.lm.generation import REASON_PROMPT, generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm.scorers.types import MODEL_METHODS
 from evaluation.models import (
     EvaluationRun,
     GenerationJob,
@@ -42,7 +43,6 @@ from evaluation.models import (
     GenerationStatus,
     RunStatus,
 )
-from evaluation.scorers.types import MODEL_METHODS
 from evaluation.selectors import model_get
 from releases.models import Release, ReleaseItem
 

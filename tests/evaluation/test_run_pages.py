@@ -11,8 +11,8 @@ from django.urls import reverse
 from evaluation import views
 from evaluation.analysis.items import FILTERS, outcome, rounded
 from evaluation.forms import RunStartForm
+from evaluation.lm.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.models import EvaluationRun, RunPhase, RunStatus
-from evaluation.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.selectors import plain, run_compare, run_summary
 from evaluation.services import evaluation_run, evaluation_run_create
 from releases.models import Release

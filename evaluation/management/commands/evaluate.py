@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.lm.scorers.types import START_HELP
 from evaluation.metrics.comve import COMVE_RULES
 from evaluation.models import Method
-from evaluation.scorers.types import START_HELP
 from evaluation.selectors import model_get
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 

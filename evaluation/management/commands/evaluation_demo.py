@@ -6,9 +6,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.modeling import SMOLLM2_INSTALL_HINT
+from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT
+from evaluation.lm.registry import SMOLLM2_NAME
 from evaluation.models import EvaluationRun, RunStatus
-from evaluation.registry import SMOLLM2_NAME
 from evaluation.selectors import model_get
 from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluation.scorers.types import (
+from evaluation.lm.scorers.types import (
     METHODS,
     MODEL_METHODS,
     ItemScore,
@@ -21,10 +21,10 @@ from evaluation.scorers.types import (
     predictions_jsonl,
     predictions_text,
 )
-from evaluation.scorers.wsc import substitute
+from evaluation.lm.scorers.wsc import substitute
 
 if TYPE_CHECKING:
-    from evaluation.modeling import LoadedModel
+    from evaluation.lm.modeling import LoadedModel
 
 VARIANTS: tuple[Variant, ...] = ("original", "switched")
 
@@ -125,14 +125,14 @@ def _score_wsc_model(
     subs = [[substitute(text, cand) for cand in item.candidates] for item, _, text, _ in variants]
     if method == "pll":
         _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood
+        from evaluation.lm.scorers.masked import pseudo_log_likelihood
 
         flat = pseudo_log_likelihood(
             model, [s.sentence for pair in subs for s in pair], batch_size=batch_size, progress=progress
         )
     else:
         _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
+        from evaluation.lm.scorers.causal import loglikelihood
 
         if method == "full":
             requests = [("", s.sentence) for pair in subs for s in pair]
@@ -182,12 +182,12 @@ def score_texts(
     method = method or ("pll" if model.kind == "masked" else "full")
     if method == "pll":
         _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood
+        from evaluation.lm.scorers.masked import pseudo_log_likelihood
 
         return pseudo_log_likelihood(model, list(texts), batch_size=batch_size, progress=progress)
     if method == "full":
         _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
+        from evaluation.lm.scorers.causal import loglikelihood
 
         return [
             lp
@@ -207,12 +207,12 @@ def text_token_counts(model: LoadedModel, texts: Sequence[str], *, method: str |
     method = method or ("pll" if model.kind == "masked" else "full")
     if method == "pll":
         _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import _encode
+        from evaluation.lm.scorers.masked import _encode
 
         return [len(_encode(model, t)[1]) for t in texts]
     if method == "full":
         _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import encode_pair
+        from evaluation.lm.scorers.causal import encode_pair
 
         return [len(encode_pair(model, "", t)[1]) for t in texts]
     raise ScoringError(f"token counts are for the methods 'full' and 'pll', not {method!r}")
@@ -230,12 +230,12 @@ def score_continuations(
     method = method or ("pll" if model.kind == "masked" else "full")
     if method == "pll":
         _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood_spans
+        from evaluation.lm.scorers.masked import pseudo_log_likelihood_spans
 
         return pseudo_log_likelihood_spans(model, list(pairs), batch_size=batch_size, progress=progress)
     if method == "full":
         _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
+        from evaluation.lm.scorers.causal import loglikelihood
 
         return [lp for lp, _ in loglikelihood(model, list(pairs), batch_size=batch_size, progress=progress)]
     raise ScoringError(
