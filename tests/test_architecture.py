@@ -83,3 +83,30 @@ def test_a_pure_module_importing_django_breaks_the_contract(tmp_path: Path) -> N
     assert result.returncode != 0
     assert "Pure modules import no Django" in result.stdout
     assert "evaluation.metrics.common -> django" in result.stdout
+
+
+def test_the_language_model_package_is_in_the_pure_contract() -> None:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"][
+        "contracts"
+    ]
+    pure = next(c for c in contracts if c["name"].startswith("Pure modules import no Django"))
+    assert "evaluation.lm" in pure["source_modules"]
+    assert set(pure["forbidden_modules"]) >= {"django", "rest_framework", "celery"}
+
+
+@pytest.mark.parametrize("module", ["evaluation/lm/registry.py", "evaluation/lm/scorers/api.py"])
+def test_the_language_model_package_importing_django_breaks_the_contract(tmp_path: Path, module: str) -> None:
+    tree = _copy_tree(tmp_path)
+    target = tree / module
+    target.write_text(
+        target.read_text(encoding="utf-8")
+        + "\n\ndef _late():\n    from django.conf import settings\n    return settings\n",
+        encoding="utf-8",
+    )
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "Pure modules import no Django" in result.stdout
+    dotted = module.removesuffix(".py").replace("/", ".")
+    assert f"{dotted} -> django" in result.stdout
