@@ -44,6 +44,7 @@ from evaluation.models import (
     RunStatus,
 )
 from evaluation.selectors import model_get
+from releases.dataset import Dataset
 from releases.models import Release, ReleaseItem
 
 logger = logging.getLogger(__name__)
@@ -180,7 +181,7 @@ def _run_generated_explanations(run: EvaluationRun) -> str | None:
     """Why the run's explanations cannot be judged; None when they can."""
     if run.status != RunStatus.DONE:
         return f"run #{run.pk} is {run.status}, not done"
-    if run.dataset != "comve":
+    if run.dataset != Dataset.COMVE:
         return f"run #{run.pk} scored {run.get_dataset_display()}; explanations are ComVE subtask C's"
     if run.method not in MODEL_METHODS or not (run.settings or {}).get("generate_explanations"):
         return f"run #{run.pk} generated no explanations (start a causal-LM run with 'generate explanations')"

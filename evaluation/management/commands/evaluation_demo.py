@@ -9,8 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT
 from evaluation.lm.registry import SMOLLM2_NAME
 from evaluation.models import EvaluationRun, RunStatus
+from evaluation.runs.create import evaluation_run_create
+from evaluation.runs.errors import EvaluationError
+from evaluation.runs.execute import evaluation_run
 from evaluation.selectors import model_get
-from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 
 # release: baselines, methods that score with the model
 DEMO_RUNS = {
