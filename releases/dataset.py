@@ -22,3 +22,7 @@ class Dataset(StrEnum):
     @property
     def is_comve(self) -> bool:
         return self.reads_as is Dataset.COMVE
+
+
+#: Every data set's value, in the enum's order.
+DATASET_VALUES: tuple[str, ...] = tuple(d.value for d in Dataset)

@@ -18,6 +18,7 @@ from evaluation.lm.scorers.types import PredictionsFileError, start_token_parse
 from evaluation.models import EvaluationRun
 from evaluation.runs.errors import EvaluationError, PredictionsRefused, public_message
 from evaluation.selectors import model_get
+from releases.dataset import DATASET_VALUES
 from releases.errors import ReleaseIntegrityError
 from releases.models import Release, ReleaseStatus
 from releases.selectors import release_file_verified_path
@@ -233,7 +234,10 @@ def evaluation_run_start(
 
 
 def method_unfit(method: str, dataset: str) -> str | None:
-    """Why ``method`` cannot score a ``dataset`` release, or None when it can."""
+    """Why ``method`` cannot score a ``dataset`` release, or None when it can (or when no
+    release, or one of no known data set, is chosen yet)."""
+    if dataset not in DATASET_VALUES:
+        return None
     reason = evaluator_for(dataset).unfit.get(Method(method))
     return f"the method '{Method(method).label}' {reason}" if reason else None
 
