@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from datasets.importers.winowhy import parse_winowhy  # noqa: E402
-from evaluation.generation import generate_reasons, keep_reasons, reason_prompt  # noqa: E402
-from evaluation.modeling import load_model, smollm2_path  # noqa: E402
+from evaluation.lm.generation import generate_reasons, keep_reasons, reason_prompt  # noqa: E402
+from evaluation.lm.modeling import load_model, smollm2_path  # noqa: E402
 
 DATA = Path(os.environ.get("WINNOW_DATA_DIR", ROOT.parent / "shared" / "data"))
 TABLE_2 = ("Bob paid for Charlie's college education. He is very grateful.", "He", "Charlie")

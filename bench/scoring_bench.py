@@ -42,15 +42,15 @@ def main() -> int:
 
     import torch
 
-    from evaluation.modeling import (
+    from evaluation.lm.modeling import (
         SMOLLM2_INSTALL_HINT,
         load_model,
         smollm2_path,
         tokenizer_adding_start_token,
     )
-    from evaluation.scorers.causal import loglikelihood
-    from evaluation.scorers.sources import wsc_items_from_winowhy
-    from evaluation.scorers.wsc import substitute
+    from evaluation.lm.scorers.causal import loglikelihood
+    from evaluation.lm.scorers.sources import wsc_items_from_winowhy
+    from evaluation.lm.scorers.wsc import substitute
 
     gguf = smollm2_path()
     if gguf is None:

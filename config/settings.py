@@ -141,7 +141,7 @@ WINNOW_DATA_DIR = Path(env.str("WINNOW_DATA_DIR", default=str(BASE_DIR.parent / 
 WINNOW_MODELS_DIR = Path(env.str("WINNOW_MODELS_DIR", default=str(VAR_DIR / "models")))
 # Uploaded files (predictions) live here, where models are never looked for.
 # Models stay loaded in a worker between runs, least recently used out first, within this
-# memory budget (evaluation.model_cache; 0 keeps none). A GGUF file is de-quantised once
+# memory budget (evaluation.lm.model_cache; 0 keeps none). A GGUF file is de-quantised once
 # and its converted copy kept under WINNOW_MODEL_CACHE_DIR/<SHA-256>/ for every later load
 # in any process: derived data, not in backups, safe to delete (the next load converts again);
 # set to the empty string to convert nothing.

@@ -22,7 +22,8 @@ from evaluation import selectors
 from evaluation.forms import RunStartForm
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.permissions import IsEvaluator
-from evaluation.services import EvaluationError, evaluation_run_start
+from evaluation.runs.create import evaluation_run_start
+from evaluation.runs.errors import EvaluationError
 from evaluation.tasks import evaluation_run_enqueue
 
 #: A 400's body: the page's messages, keyed by the field they concern.

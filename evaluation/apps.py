@@ -11,10 +11,10 @@ class EvaluationConfig(AppConfig):
         from django.conf import settings
 
         from core.jobs import job_kind_register
-        from evaluation import model_cache
         from evaluation.cloze.services import CLOZE_RUN_JOB
         from evaluation.generation_jobs.services import GENERATION_JOB
-        from evaluation.services import EVALUATION_RUN_JOB
+        from evaluation.lm import model_cache
+        from evaluation.runs.progress import EVALUATION_RUN_JOB
         from evaluation.tasks import evaluation_run_enqueue, generation_job_enqueue
 
         # the sweep (core.jobs) queues a run whose worker was lost again; a cloze run,

@@ -5,14 +5,13 @@ from django.core.validators import RegexValidator
 
 from core.uploads import LimitedUploadForm, upload_name
 from evaluation.cloze.services import ClozeError, ClozeSettings
+from evaluation.lm.methods import Method as ScoringMethod
+from evaluation.lm.registry import SMOLLM2_NAME, RegistryModel
+from evaluation.lm.scorers.types import MODEL_METHODS
 from evaluation.models import Method
-from evaluation.registry import SMOLLM2_NAME, RegistryModel
-from evaluation.scorers.types import MODEL_METHODS
-from evaluation.services import EvaluationError, PredictionsRefused, method_unfit
+from evaluation.runs.create import method_unfit
+from evaluation.runs.errors import EvaluationError, PredictionsRefused
 from releases.models import Release
-
-# What each model method needs of the model it scores with.
-METHOD_KIND = {"full": "causal", "partial": "causal", "pll": "masked"}
 
 
 def offer_choices(
@@ -115,7 +114,7 @@ class RunStartForm(LimitedUploadForm):
                 "method", f"{unfit[0].upper()}{unfit[1:]}: choose another method for this release."
             )
         if method in MODEL_METHODS:
-            needed = METHOD_KIND[method]
+            needed = ScoringMethod(method).model_kind
             if "model" in self.errors:
                 pass
             elif model is None:

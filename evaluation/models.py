@@ -12,6 +12,8 @@ from django.conf import settings as django_settings
 from django.db import models
 
 from core.models import JobLease
+from evaluation.lm.methods import Method as ScoringMethod
+from releases.dataset import Dataset
 
 
 class RunStatus(models.TextChoices):
@@ -22,19 +24,23 @@ class RunStatus(models.TextChoices):
 
 
 class DatasetKind(models.TextChoices):
-    WSC = "wsc", "WSC (wsc.jsonl)"
-    WINOWHY = "winowhy", "WinoWhy (winowhy.jsonl)"
-    COMVE = "comve", "ComVE (comve_a/b/c.jsonl)"
+    """A run's data set: the kinds of release files (Sen-Making reads as ComVE)."""
+
+    WSC = Dataset.WSC.value, "WSC (wsc.jsonl)"
+    WINOWHY = Dataset.WINOWHY.value, "WinoWhy (winowhy.jsonl)"
+    COMVE = Dataset.COMVE.value, "ComVE (comve_a/b/c.jsonl)"
 
 
 class Method(models.TextChoices):
-    FULL = "full", "causal LM, full sentence"
-    PARTIAL = "partial", "causal LM, partial (after the pronoun)"
-    PLL = "pll", "masked LM pseudo-log-likelihood"
-    RANDOM = "random", "baseline: random (seeded)"
-    MAJORITY = "majority", "baseline: majority answer"
-    FIRST = "first", "baseline: first candidate"
-    PREDICTIONS = "predictions", "uploaded predictions"
+    """The run's method field's choices: the values and labels of evaluation.lm.methods.Method."""
+
+    FULL = ScoringMethod.FULL.value, ScoringMethod.FULL.label
+    PARTIAL = ScoringMethod.PARTIAL.value, ScoringMethod.PARTIAL.label
+    PLL = ScoringMethod.PLL.value, ScoringMethod.PLL.label
+    RANDOM = ScoringMethod.RANDOM.value, ScoringMethod.RANDOM.label
+    MAJORITY = ScoringMethod.MAJORITY.value, ScoringMethod.MAJORITY.label
+    FIRST = ScoringMethod.FIRST.value, ScoringMethod.FIRST.label
+    PREDICTIONS = ScoringMethod.PREDICTIONS.value, ScoringMethod.PREDICTIONS.label
 
 
 class RunPhase(models.TextChoices):
@@ -48,7 +54,7 @@ class RunPhase(models.TextChoices):
 
 
 #: What a run's progress counts, per data set (one WSC schema counts once, whatever its variants).
-PROGRESS_UNITS = {"wsc": "schemas", "winowhy": "reasons", "comve": "items"}
+PROGRESS_UNITS: dict[str, str] = {Dataset.WSC: "schemas", Dataset.WINOWHY: "reasons", Dataset.COMVE: "items"}
 
 
 class EvaluationRun(JobLease):

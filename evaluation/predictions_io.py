@@ -1,6 +1,6 @@
 """Per-item prediction files of a run, and uploaded label files for WinoWhy and ComVE.
 
-Pure Python (no Django). WSC uploads go through ``evaluation.scorers.read_predictions``;
+Pure Python (no Django). WSC uploads go through ``evaluation.lm.scorers.read_predictions``;
 this module reads the simpler ``id -> value`` uploads of the other data sets: JSONL rows
 ``{"id": ..., "prediction": ...}`` or CSV ``id,prediction`` (with or without a header,
 so a SemEval ``subtaskA_answers.csv`` works as is).
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluation.scorers.types import PredictionsFileError, predictions_jsonl, predictions_text
+from evaluation.lm.scorers.types import PredictionsFileError, predictions_jsonl, predictions_text
 
 
 def read_label_predictions(path: str | Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.errors import WinnowError
 from core.jsonl import JsonLinesError, read_jsonl
-from evaluation.scorers.types import WscItem, WscText
+from evaluation.lm.scorers.types import WscItem, WscText
 
 DATASET_FILES = {
     "wsc": ("wsc.jsonl",),

@@ -14,10 +14,11 @@ from core.roles import Actor, user_is_curator
 from datasets.models import Explanation
 from evaluation import analysis
 from evaluation.analysis import items as item_analysis
+from evaluation.lm.registry import RegistryModel, Skipped, registry_scan
 from evaluation.metrics.human import HumanScore, human_score
 from evaluation.models import EvaluationRun, GenerationJob, RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.registry import RegistryModel, Skipped, registry_scan
+from releases.dataset import Dataset
 from releases.models import Release, ReleaseStatus
 
 
@@ -91,7 +92,7 @@ def leaderboard(*, user: Actor, release_name: str, release_version: str) -> pd.D
     if not published and not runs.exists():
         raise NotFound(f"no leaderboard for {release_name}@{release_version}: no such published release")
     board = analysis.leaderboard([_results(r) for r in runs])
-    if not board.empty and (board["dataset"] == "comve").any():
+    if not board.empty and (board["dataset"] == Dataset.COMVE.value).any():
         scores = explanation_human_scores(run_ids=[int(r) for r in board["run"]])
         for column in HumanScore(0, 0, 0, None, None, None).as_dict():
             values = [scores[int(r)].as_dict()[column] if int(r) in scores else None for r in board["run"]]

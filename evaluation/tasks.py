@@ -22,12 +22,9 @@ from evaluation.models import (
     GenerationStatus,
     RunStatus,
 )
-from evaluation.services import (
-    EVALUATION_RUN_JOB,
-    EvaluationError,
-    evaluation_run,
-    evaluation_run_claim_fields,
-)
+from evaluation.runs.errors import EvaluationError
+from evaluation.runs.execute import evaluation_run, evaluation_run_claim_fields
+from evaluation.runs.progress import EVALUATION_RUN_JOB
 
 
 @shared_task(name="evaluation.tasks.evaluation_run_task", acks_late=True, reject_on_worker_lost=True)

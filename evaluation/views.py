@@ -17,13 +17,16 @@ from core.uploads import refused_uploads
 from core.web import enqueue_after_commit
 from evaluation import selectors
 from evaluation.analysis.items import DEFAULT_FILTER, FILTERS, ITEM_COMPARISON_COLUMNS, rounded
+from evaluation.evaluators import evaluator_for
 from evaluation.forms import RunStartForm
 from evaluation.generation_jobs.forms import ExplanationsStartForm
 from evaluation.generation_jobs.services import run_explanations_judgeable
 from evaluation.models import EvaluationRun, GenerationStatus, RunStatus
 from evaluation.permissions import user_can_evaluate
-from evaluation.services import EvaluationError, evaluation_run_start
+from evaluation.runs.create import evaluation_run_start
+from evaluation.runs.errors import EvaluationError
 from evaluation.tasks import evaluation_run_enqueue
+from releases.dataset import Dataset
 
 EVALUATORS_ONLY = "Evaluations are for researchers and curators."
 
@@ -84,6 +87,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             context["table"] = table
             context["overall"] = table[0] if table else None
             context["formats"] = FORMATS
+            context["results_template"] = evaluator_for(run.dataset).results_template
             by_key = {row["key"]: row for row in table}
             # ComVE: each subtask's accuracy beside its per-character twin, then C's BLEU
             context["subtasks"] = [
@@ -101,7 +105,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                 if k in by_key
             ]
             context["bleu"] = by_key.get("c")
-        if run.dataset == "comve":
+        if run.dataset == Dataset.COMVE:
             context.update(_explanations_context(request, run))
     return render(request, "evaluation/run_detail.html", context)
 

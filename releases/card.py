@@ -7,7 +7,10 @@ comes from the frozen release (no timestamps), so the card is byte-identical on 
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
+
+from releases.dataset import Dataset
 
 
 class _FileLike(Protocol):
@@ -132,6 +135,43 @@ CITATIONS = {
 }
 
 
+@dataclass(frozen=True)
+class CardSection:
+    """What the dataset card says of one data set (each data set's release shape holds one)."""
+
+    title: str
+    what: str
+    how: str
+    fields: tuple[str, ...]
+    licence: tuple[str, str]  # (Hugging Face licence id, its text)
+    citation: str
+    hf_config: str  # the config the card's load_dataset example names
+
+    @staticmethod
+    def of(dataset: Dataset) -> "CardSection":
+        return CardSection(
+            title=TITLES[dataset],
+            what=WHAT[dataset],
+            how=HOW[dataset],
+            fields=tuple(FIELDS[dataset]),
+            licence=LICENCES[dataset],
+            citation=CITATIONS[dataset],
+            hf_config=dataset.reads_as.value + ("_a" if dataset.is_comve else ""),
+        )
+
+
+#: The card's section of every data set.
+CARD_SECTIONS: dict[Dataset, CardSection] = {dataset: CardSection.of(dataset) for dataset in Dataset}
+#: A data set the card does not know (a hand-made manifest): its name as its title, nothing else.
+_UNKNOWN = CardSection(title="", what="", how="", fields=(), licence=("other", ""), citation="", hf_config="")
+
+
+def card_section(dataset: str) -> CardSection:
+    """The card's section of ``dataset``; for an unknown one its name as the title."""
+    known = dataset in Dataset.__members__.values()
+    return CARD_SECTIONS[Dataset(dataset)] if known else replace(_UNKNOWN, title=dataset, hf_config=dataset)
+
+
 def hf_split(meta: dict[str, Any]) -> str:
     """The split name the card declares for every config."""
     split = str(meta.get("split") or "")
@@ -139,7 +179,7 @@ def hf_split(meta: dict[str, Any]) -> str:
 
 
 def _yaml_header(meta: dict[str, Any], files: Sequence[_FileLike]) -> str:
-    licence = LICENCES.get(meta["dataset"], ("other", ""))[0]
+    licence = card_section(meta["dataset"]).licence[0]
     lines = [
         "---",
         f"pretty_name: {json.dumps(meta['name'] + ' ' + meta['version'])}",
@@ -275,11 +315,12 @@ def label_source_lines(summary: dict[str, Any]) -> list[str]:
 
 def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict[str, int]) -> str:
     dataset = meta["dataset"]
-    title = TITLES.get(dataset, dataset)
+    section = card_section(dataset)
+    title = section.title
     out = [_yaml_header(meta, files), "", f"# {meta['name']} {meta['version']}", "", f"**{title}**", ""]
     if meta.get("split"):
         out += [f"Split: `{meta['split']}`.", ""]
-    out += ["## What", "", WHAT.get(dataset, ""), "", f"Items in this release: {meta['item_count']}.", ""]
+    out += ["## What", "", section.what, "", f"Items in this release: {meta['item_count']}.", ""]
     out += ["## Files", "", "| file | records | bytes | SHA-256 |", "|---|---|---|---|"]
     for file in sorted(files, key=lambda f: f.name):
         out.append(f"| `{file.name}` | {file.items} | {file.size} | `{file.sha256}` |")
@@ -288,11 +329,10 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         "`manifest.json` lists every file with its size and SHA-256. JSONL files: UTF-8, one "
         "object per line, keys sorted, `null` for unknown. Their fields:",
         "",
-        *[f"- {line}" for line in FIELDS.get(dataset, ())],
+        *[f"- {line}" for line in section.fields],
         "",
         "Load a file with Hugging Face `datasets`: "
-        f'`load_dataset("path/to/this/folder", "{dataset if dataset != "senmaking" else "comve"}'
-        f'{"_a" if dataset in ("comve", "senmaking") else ""}")`.',
+        f'`load_dataset("path/to/this/folder", "{section.hf_config}")`.',
         "",
     ]
     label_counts = {k: v for k, v in stats.items() if not k.startswith(SOURCE_DIFFERENCE)}
@@ -308,7 +348,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out += [f"| `{s.get('file', '')}` | `{s.get('sha256', '')}` |" for s in sources]
     else:
         out.append("No source files recorded.")
-    out += ["", "## How annotated", "", HOW.get(dataset, ""), ""]
+    out += ["", "## How annotated", "", section.how, ""]
     out += label_source_lines(meta.get("label_sources") or {})
     out += ["### Agreement", ""]
     out += agreement_lines(meta.get("agreement_summary") or {})
@@ -339,7 +379,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out.append("First version of this release.")
     if meta.get("changelog"):
         out += ["", str(meta["changelog"]).strip()]
-    licence_id, licence_text = LICENCES.get(dataset, ("other", ""))
+    licence_id, licence_text = section.licence
     out += ["", "## Licence", "", f"`{licence_id}`: {licence_text}", "", "## Citation", ""]
-    out += ["```bibtex", CITATIONS.get(dataset, ""), "```", ""]
+    out += ["```bibtex", section.citation, "```", ""]
     return "\n".join(out)

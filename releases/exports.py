@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from releases.card import SOURCE_DIFFERENCE, render_card
+from releases.dataset import Dataset
 
 MANIFEST_FORMAT = "winnow-release/1"
 PROGRESS_EVERY = 1000
@@ -242,7 +243,7 @@ def write_data_files(
     sinks = _Sinks(out_dir, DATA_FILES[dataset])
     try:
         # Official SemEval layout: data files have a header row, answer files have none.
-        if dataset in ("comve", "senmaking"):
+        if Dataset(dataset).is_comve:
             sinks.row("subtaskA_data.csv", ["id", "sent0", "sent1"], header=True)
             sinks.row("subtaskB_data.csv", ["id", "FalseSent", "OptionA", "OptionB", "OptionC"], header=True)
             sinks.row("subtaskC_data.csv", ["id", "FalseSent"], header=True)

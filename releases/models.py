@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 
 from core.models import JobLease
+from releases.dataset import Dataset
 from releases.errors import ReleaseImmutableError
 
 
@@ -22,10 +23,12 @@ IMMUTABLE_MESSAGE = "release {ref} is published and can never change; a fix is a
 
 
 class ReleaseDataset(models.TextChoices):
-    WSC = "wsc", "WSC (Winograd schemas with Trichelair labels)"
-    WINOWHY = "winowhy", "WinoWhy (reasons)"
-    COMVE = "comve", "ComVE (SemEval-2020 Task 4)"
-    SENMAKING = "senmaking", "Sen-Making pilot"
+    """The release's data set field's choices: the values of releases.dataset.Dataset."""
+
+    WSC = Dataset.WSC.value, "WSC (Winograd schemas with Trichelair labels)"
+    WINOWHY = Dataset.WINOWHY.value, "WinoWhy (reasons)"
+    COMVE = Dataset.COMVE.value, "ComVE (SemEval-2020 Task 4)"
+    SENMAKING = Dataset.SENMAKING.value, "Sen-Making pilot"
 
 
 class ReleaseStatus(models.TextChoices):

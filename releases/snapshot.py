@@ -1,246 +1,29 @@
 """Canonical payloads of the current items, read in a fixed order with bounded memory.
 
 A payload is what a ReleaseItem freezes and what the files are built from; its fields
-are the JSONL fields documented in docs/formats.md.
+are the JSONL fields documented in docs/formats.md. What differs per data set (its items,
+payloads, labels, files) is its release shape (releases.shapes).
 """
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
 
-from datasets.models import (
-    COMVE_CONTENT_FIELDS,
-    OWN_FORMATS,
-    ComVEItem,
-    ImportBatch,
-    Label,
-    LabelSourceKind,
-    Reason,
-    Schema,
-)
-from releases.models import ReleaseDataset
+from datasets.models import ImportBatch, Label, LabelSourceKind
+from releases.shapes import SHAPES, Row, shape_for
+from releases.shapes.base import CHUNK, bool_or_none, switched_parts
 
-CHUNK = 2000
-BRACKETED = re.compile(r"^(?P<before>.*?)\[(?P<pronoun>[^\[\]]+)\](?P<after>.*)$", re.S)
-
-
-def switched_parts(text: str) -> tuple[str, str, str, str]:
-    """(sentence, text before, pronoun, text after) of a switched sentence.
-
-    The importer keeps the pronoun in [brackets] as the Trichelair file has it; the
-    release gives the plain sentence and its three parts. Without brackets the parts are "".
-    """
-    match = BRACKETED.match(text or "")
-    if match is None:
-        return (text or "").strip(), "", "", ""
-    before, pronoun, after = match["before"], match["pronoun"], match["after"]
-    return (before + pronoun + after).strip(), before.strip(), pronoun.strip(), after.strip()
-
-
-def _bool(value: Any) -> bool | None:
-    return None if value is None else bool(value)
-
-
-def own_collections() -> Any:
-    """The collections a curator's own schemas were imported into (values of ``collection``)."""
-    return Schema.objects.filter(import_batch__format__in=OWN_FORMATS).values("collection")
-
-
-def schema_queryset(selection: dict[str, Any]) -> QuerySet[Schema]:
-    """The selection's collection; without one, every collection of the public sets (a
-    curator's own items are released only under their collection's name)."""
-    if selection.get("collection"):
-        return Schema.objects.filter(collection=selection["collection"])
-    return Schema.objects.exclude(collection__in=own_collections())
-
-
-def reason_queryset(selection: dict[str, Any]) -> QuerySet[Reason]:
-    if selection.get("collection"):
-        return Reason.objects.filter(schema__collection=selection["collection"])
-    return Reason.objects.exclude(schema__collection__in=own_collections())
-
-
-def comve_queryset(dataset: str, selection: dict[str, Any]) -> QuerySet[ComVEItem]:
-    # The public items have no collection; a curator's own items only with theirs named.
-    qs = ComVEItem.objects.filter(dataset=dataset, collection=selection.get("collection") or "")
-    if selection.get("split"):
-        qs = qs.filter(split=selection["split"])
-    return qs
+__all__ = ["CHUNK", "Row", "switched_parts"]
 
 
 def item_queryset(dataset: str, selection: dict[str, Any]) -> QuerySet:
-    if dataset == ReleaseDataset.WSC:
-        return schema_queryset(selection)
-    if dataset == ReleaseDataset.WINOWHY:
-        return reason_queryset(selection)
-    return comve_queryset(dataset, selection)
-
-
-#: (key, payload, the database ids of the rows its labels are on: {"schema": 1, ...})
-Row = tuple[str, dict[str, Any], dict[str, int]]
-
-
-def _wsc(selection: dict[str, Any]) -> Iterator[Row]:
-    rows = (
-        schema_queryset(selection)
-        .order_by("collection", "id")
-        .values(
-            "id",
-            "collection",
-            "external_id",
-            "text_before",
-            "pronoun",
-            "text_after",
-            "candidate_a",
-            "candidate_b",
-            "answer",
-            "source",
-            "twin__external_id",
-            "switched_text",
-            "switchable",
-            "associative",
-            "knowledge_types",
-        )
-    )
-    for r in rows.iterator(chunk_size=CHUNK):
-        sentence = " ".join(p for p in (r["text_before"], r["pronoun"], r["text_after"]) if p)
-        switched, switched_before, switched_pronoun, switched_after = switched_parts(r["switched_text"])
-        yield (
-            f"{r['collection']}:{r['external_id']}",
-            {
-                "id": r["external_id"],
-                "collection": r["collection"],
-                "text_before": r["text_before"],
-                "pronoun": r["pronoun"],
-                "text_after": r["text_after"],
-                "sentence": sentence,
-                "candidates": [r["candidate_a"], r["candidate_b"]],
-                "answer": r["answer"],
-                "source": r["source"],
-                "twin": r["twin__external_id"],
-                "switched": switched,
-                "switched_text_before": switched_before,
-                "switched_pronoun": switched_pronoun,
-                "switched_text_after": switched_after,
-                "switchable": _bool(r["switchable"]),
-                "associative": _bool(r["associative"]),
-                "knowledge_types": sorted(r["knowledge_types"] or []),
-            },
-            {"schema": r["id"]},
-        )
-
-
-def _winowhy(selection: dict[str, Any]) -> Iterator[Row]:
-    rows = (
-        reason_queryset(selection)
-        .order_by("schema__collection", "schema_id", "position")
-        .values(
-            "id",
-            "schema_id",
-            "schema__collection",
-            "schema__external_id",
-            "schema__text_before",
-            "schema__pronoun",
-            "schema__text_after",
-            "schema__candidate_a",
-            "schema__candidate_b",
-            "schema__answer",
-            "schema__knowledge_types",
-            "position",
-            "text",
-            "origin",
-            "plausibility",
-            "label",
-            "source_label",
-            "knowledge_type",
-        )
-    )
-    for r in rows.iterator(chunk_size=CHUNK):
-        sentence = " ".join(
-            p for p in (r["schema__text_before"], r["schema__pronoun"], r["schema__text_after"]) if p
-        )
-        schema_id = r["schema__external_id"]
-        yield (
-            f"{r['schema__collection']}:{schema_id}.{r['position']}",
-            {
-                "id": f"{schema_id}.{r['position']}",
-                "schema_id": schema_id,
-                "position": r["position"],
-                "sentence": sentence,
-                "pronoun": r["schema__pronoun"],
-                "candidates": [r["schema__candidate_a"], r["schema__candidate_b"]],
-                "answer": r["schema__answer"],
-                "text": r["text"],
-                "origin": r["origin"],
-                "score": r["plausibility"],
-                "label": r["label"],
-                "source_label": r["source_label"],
-                "knowledge_type": r["knowledge_type"],
-                "knowledge_types": sorted(r["schema__knowledge_types"] or []),
-            },
-            {"reason": r["id"], "schema": r["schema_id"]},
-        )
-
-
-def _comve(dataset: str, selection: dict[str, Any]) -> Iterator[Row]:
-    rows = (
-        comve_queryset(dataset, selection)
-        .order_by("split", "id")
-        .values(
-            "id",
-            "needs_rewrite",
-            "dataset",
-            "collection",
-            "split",
-            "external_id",
-            *COMVE_CONTENT_FIELDS,
-        )
-    )
-    for r in rows.iterator(chunk_size=CHUNK):
-        # Subtask C's own false statement only where its file differs from subtask B's, so
-        # that the payloads (and digests) of every other item stay as they were.
-        own_c = {"false_sent_c": r["false_statement_c"]} if r["false_statement_c"] else {}
-        # Keys and payloads of the public items are as they always were (their digests too).
-        where = f"{r['dataset']}/{r['collection']}" if r["collection"] else r["dataset"]
-        # A curator's own items carry their rewrite flag (a label, from a check campaign).
-        own_collection = (
-            {"collection": r["collection"], "needs_rewrite": bool(r["needs_rewrite"])}
-            if r["collection"]
-            else {}
-        )
-        yield (
-            f"{where}/{r['split']}:{r['external_id']}",
-            {
-                "id": r["external_id"],
-                "split": r["split"],
-                "sent0": r["statement_0"],
-                "sent1": r["statement_1"],
-                "false_index": r["false_index"],
-                "false_sent": r["false_statement"],
-                "option_a": r["option_a"],
-                "option_b": r["option_b"],
-                "option_c": r["option_c"],
-                "correct_option": r["correct_option"],
-                "references": list(r["references"] or []),
-                "has_a": bool(r["has_a"]),
-                "has_b": bool(r["has_b"]),
-                "has_c": bool(r["has_c"]),
-                **own_c,
-                **own_collection,
-            },
-            {"comve_item": r["id"]},
-        )
+    return shape_for(dataset).queryset(dataset, selection)
 
 
 def _rows(dataset: str, selection: dict[str, Any]) -> Iterator[Row]:
-    if dataset == ReleaseDataset.WSC:
-        return _wsc(selection)
-    if dataset == ReleaseDataset.WINOWHY:
-        return _winowhy(selection)
-    return _comve(dataset, selection)
+    return shape_for(dataset).rows(dataset, selection)
 
 
 def item_records(
@@ -265,16 +48,7 @@ def item_payloads(dataset: str, selection: dict[str, Any]) -> Iterator[tuple[str
 
 #: The labels an item of each data set carries: label name -> the row it is on ("schema",
 #: "reason", "comve_item"). A WinoWhy reason carries its question's major types too.
-DATASET_LABELS: dict[str, dict[str, str]] = {
-    ReleaseDataset.WSC: {"switchable": "schema", "associative": "schema", "knowledge_types": "schema"},
-    ReleaseDataset.WINOWHY: {
-        "plausibility": "reason",
-        "knowledge_type": "reason",
-        "knowledge_types": "schema",
-    },
-    ReleaseDataset.COMVE: {"needs_rewrite": "comve_item"},
-    ReleaseDataset.SENMAKING: {"needs_rewrite": "comve_item"},
-}
+DATASET_LABELS: dict[str, dict[str, str]] = {dataset: shape.labels for dataset, shape in SHAPES.items()}
 #: A choice that takes the imported label wherever there is one (the default).
 IMPORT_CHOICE = "import"
 UNRECORDED = "unrecorded"
@@ -287,7 +61,7 @@ def _payload_values(name: str, value: dict[str, Any]) -> dict[str, Any]:
     if name == "knowledge_types":
         return {"knowledge_types": sorted(value.get("knowledge_types") or [])}
     if name in ("switchable", "associative"):
-        return {name: _bool(value.get(name))}
+        return {name: bool_or_none(value.get(name))}
     if name == "needs_rewrite":
         return {"needs_rewrite": bool(value.get("needs_rewrite"))}
     return {name: value.get(name) or ""}
@@ -362,14 +136,7 @@ class LabelChoice:
 
     def _target_ids(self, target: str) -> list[int]:
         """The ids of the rows (``target``: schema, reason, comve_item) of the selection."""
-        values: Any
-        if self.dataset == ReleaseDataset.WINOWHY:
-            field = "schema_id" if target == "schema" else "id"
-            values = reason_queryset(self.selection).values_list(field, flat=True)
-        elif self.dataset == ReleaseDataset.WSC:
-            values = schema_queryset(self.selection).values_list("id", flat=True)
-        else:
-            values = comve_queryset(self.dataset, self.selection).values_list("id", flat=True)
+        values = shape_for(self.dataset).label_rows(self.dataset, self.selection, target)
         return sorted({int(i) for i in values if i is not None})
 
     def apply(self, payload: dict[str, Any], ids: dict[str, int]) -> dict[str, str]:
@@ -457,11 +224,9 @@ class LabelChoice:
 def source_files(dataset: str, selection: dict[str, Any]) -> list[dict[str, str]]:
     """Distinct (file, SHA-256) of the imported files the selection came from."""
     qs = item_queryset(dataset, selection)
-    pairs = set(qs.values_list("source_file", "file_checksum").distinct())
-    if dataset == ReleaseDataset.WINOWHY:
-        pairs |= set(
-            qs.values_list("schema__source_file", "schema__file_checksum").distinct()  # the questions
-        )
+    pairs: set[tuple[str, str]] = set()
+    for file_field, checksum_field in shape_for(dataset).source_fields:
+        pairs |= set(qs.values_list(file_field, checksum_field).distinct())
     # Every file of the import batches involved (e.g. the Trichelair label files, whose rows
     # update schemas whose provenance names winowhy.json).
     batch_ids = set(qs.exclude(import_batch=None).values_list("import_batch_id", flat=True).distinct())

@@ -157,3 +157,101 @@ def test_the_annotate_flow_importing_the_crowd_code_breaks_the_contract(
     assert "The annotate flow asks the participation interface, never the crowd code" in result.stdout
     assert "BROKEN" in result.stdout
     assert f"{broken} -> annotation.crowd" in result.stdout
+
+
+def test_the_language_model_package_is_in_the_pure_contract() -> None:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"][
+        "contracts"
+    ]
+    pure = next(c for c in contracts if c["name"].startswith("Pure modules import no Django"))
+    assert "evaluation.lm" in pure["source_modules"]
+    assert set(pure["forbidden_modules"]) >= {"django", "rest_framework", "celery"}
+
+
+@pytest.mark.parametrize("module", ["evaluation/lm/registry.py", "evaluation/lm/scorers/api.py"])
+def test_the_language_model_package_importing_django_breaks_the_contract(tmp_path: Path, module: str) -> None:
+    tree = _copy_tree(tmp_path)
+    target = tree / module
+    target.write_text(
+        target.read_text(encoding="utf-8")
+        + "\n\ndef _late():\n    from django.conf import settings\n    return settings\n",
+        encoding="utf-8",
+    )
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "Pure modules import no Django" in result.stdout
+    dotted = module.removesuffix(".py").replace("/", ".")
+    assert f"{dotted} -> django" in result.stdout
+
+
+# --- data sets and methods are compared as their enums -----------------------------------
+
+DATASET_NAMES = ("wsc", "winowhy", "comve", "senmaking")
+METHOD_NAMES = ("full", "partial", "pll", "random", "majority", "first", "predictions")
+_QUOTED = r"""["'](?:{names})["']""".format(names="|".join(DATASET_NAMES + METHOD_NAMES))
+#: ``x == "wsc"``, ``"wsc" != x``, ``x in ("comve", "senmaking")``: a comparison with a quoted name
+_COMPARISON = re.compile(rf"(?:==|!=)\s*{_QUOTED}|{_QUOTED}\s*(?:==|!=)|\bin\s*[(\[{{][^)\]}}]*{_QUOTED}")
+#: ... of a data set or a method (other kinds compared with the same words, such as an import
+#: format or a pipeline kind, are not data sets)
+_SUBJECT = re.compile(r"\b\w*(?:dataset|method)\w*\b")
+#: the enums' own modules
+ENUM_MODULES = {
+    "releases/dataset.py",
+    "releases/models.py",
+    "evaluation/lm/methods.py",
+    "evaluation/models.py",
+}
+
+
+def quoted_comparisons(root: Path) -> list[str]:
+    """Every line of the code and templates that compares a data set or a method with a
+    quoted name (outside migrations, tests and the enums' own modules)."""
+    found = []
+    files = [p for name in (*PACKAGES, "templates") for p in sorted((root / name).rglob("*"))]
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        if path.suffix not in (".py", ".html") or "migrations" in path.parts or relative in ENUM_MODULES:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.lstrip().startswith(("for ", "#")):
+                continue
+            if _COMPARISON.search(line) and _SUBJECT.search(line):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_data_set_or_method_is_compared_with_a_quoted_name() -> None:
+    assert quoted_comparisons(ROOT) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if release.dataset == "wsc":',
+        "if 'comve' != run.dataset:",
+        'if dataset in ("comve", "senmaking"):',
+        'elif method == "predictions":',
+        '{% if run.dataset == "winowhy" %}',
+    ],
+)
+def test_the_check_finds_a_quoted_comparison(tmp_path: Path, line: str) -> None:
+    (tmp_path / "evaluation").mkdir()
+    (tmp_path / "evaluation" / "probe.py").write_text(f"def probe():\n    {line}\n", encoding="utf-8")
+    (tmp_path / "templates").mkdir()
+    assert quoted_comparisons(tmp_path) == [f"evaluation/probe.py:2: {line}"]
+
+
+def test_the_enums_of_the_fields_hold_the_values_of_the_pure_enums() -> None:
+    from evaluation.lm.methods import Method as ScoringMethod
+    from evaluation.models import DatasetKind, Method
+    from releases.dataset import Dataset
+    from releases.models import ReleaseDataset
+
+    assert Method.values == [m.value for m in ScoringMethod]
+    assert Method.labels == [m.label for m in ScoringMethod]
+    assert ReleaseDataset.values == [d.value for d in Dataset]
+    assert set(DatasetKind.values) == {d.reads_as.value for d in Dataset}
+    assert sorted(DATASET_NAMES) == sorted(d.value for d in Dataset)
+    assert sorted(METHOD_NAMES) == sorted(m.value for m in ScoringMethod)

@@ -157,7 +157,7 @@ def test_every_domain_error_answers_a_client_error_status() -> None:
 
 def test_there_is_one_model_load_error() -> None:
     from evaluation.cloze import candidates
-    from evaluation.modeling import ModelLoadError
+    from evaluation.lm.modeling import ModelLoadError
 
     assert candidates.ModelLoadError is ModelLoadError
     assert issubclass(ModelLoadError, ValueError) and ModelLoadError("x").status == 400

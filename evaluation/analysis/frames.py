@@ -19,6 +19,8 @@ import pandas as pd
 from core.errors import WinnowError
 from core.jsonl import JsonLinesError, read_jsonl
 from evaluation import release_data
+from evaluation.lm.methods import Method
+from releases.dataset import Dataset
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -62,9 +64,9 @@ def load_release(folder: str | Path) -> pd.DataFrame:
     """
     try:
         release = release_data.open_release_folder(folder)
-        if release.dataset == "wsc":
+        if release.dataset == Dataset.WSC:
             frame = _wsc_items(release)
-        elif release.dataset == "winowhy":
+        elif release.dataset == Dataset.WINOWHY:
             frame = _winowhy_items(release)
         else:
             frame = _comve_items(release)
@@ -210,9 +212,9 @@ def load_run(path: str | Path, release: str | Path | None = None) -> pd.DataFram
         raise AnalysisError(
             f"the run scored {dataset} items, the release {folder} holds {items.attrs['dataset']}"
         )
-    if dataset == "wsc":
+    if dataset == Dataset.WSC:
         frame = _wsc_run(predictions, items)
-    elif dataset == "winowhy":
+    elif dataset == Dataset.WINOWHY:
         frame = _winowhy_run(predictions, items)
     else:
         frame = _comve_run(predictions, items)
@@ -229,7 +231,7 @@ def run_model(results: Mapping[str, Any]) -> str:
         return str(results["model_name"])
     if results.get("model_path"):
         return Path(str(results["model_path"])).name
-    if results.get("method") == "predictions" and settings.get("predictions_name"):
+    if results.get("method") == Method.PREDICTIONS and settings.get("predictions_name"):
         return str(settings["predictions_name"])
     return str(results.get("method") or "")
 

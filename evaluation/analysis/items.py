@@ -21,6 +21,7 @@ import pandas as pd
 from evaluation import release_data
 from evaluation.analysis.frames import AnalysisError
 from evaluation.analysis.tables import Comparison
+from releases.dataset import Dataset
 
 #: The comparison page's filters: the value in its address, and what it shows.
 FILTERS = {
@@ -104,9 +105,9 @@ def item_texts(folder: str | Path) -> dict[tuple[str, str], ItemText]:
     """Every item variant of an exported release folder, keyed (id, variant)."""
     try:
         release = release_data.open_release_folder(folder)
-        if release.dataset == "wsc":
+        if release.dataset == Dataset.WSC:
             return _wsc_texts(release)
-        if release.dataset == "winowhy":
+        if release.dataset == Dataset.WINOWHY:
             return _winowhy_texts(release)
         return _comve_texts(release)
     except release_data.ReleaseDataError as exc:

@@ -20,6 +20,7 @@ from evaluation.metrics.common import KNOWLEDGE_TYPES, knowledge_type_order
 from evaluation.metrics.comve import subtask_c_bleu
 from evaluation.metrics.significance import McNemarResult, mcnemar, wilson_intervals
 from evaluation.metrics.winowhy import accuracy_at_threshold, best_threshold, majority_baseline
+from releases.dataset import Dataset
 
 #: The columns of every accuracy table; the index (``key``) names the row for programs.
 ACCURACY_COLUMNS = ["subset", "n", "correct", "accuracy", "wilson_low", "wilson_high"]
@@ -232,11 +233,11 @@ def comve_table(run: pd.DataFrame) -> pd.DataFrame:
 def run_table(run: pd.DataFrame) -> pd.DataFrame:
     """The run page's table for the run's data set (WSC, WinoWhy or ComVE)."""
     dataset = run.attrs.get("dataset")
-    if dataset == "wsc":
+    if dataset == Dataset.WSC:
         return wsc_table(run)
-    if dataset == "winowhy":
+    if dataset == Dataset.WINOWHY:
         return winowhy_table(run)
-    if dataset == "comve":
+    if dataset == Dataset.COMVE:
         return comve_table(run)
     raise AnalysisError(f"no table for data set {dataset!r}")
 

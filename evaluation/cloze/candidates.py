@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation import model_cache
-from evaluation.modeling import ModelLoadError
+from evaluation.lm import model_cache
+from evaluation.lm.modeling import ModelLoadError
 
 MASKED = "masked"
 CAUSAL = "causal"
@@ -42,7 +42,7 @@ class ClozeModel:
     start_token: str | None = None  # its text, as recorded in the results
     name: str = ""
     sha256: str = ""  # the model files' hash, as load_model records it
-    loaded_from: str = ""  # "file", "converted copy" or "memory" (evaluation.model_cache)
+    loaded_from: str = ""  # "file", "converted copy" or "memory" (evaluation.lm.model_cache)
     # Causal re-ranking through the left context's key/value cache (False: score every
     # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
     share_prefix: bool = True
@@ -256,11 +256,11 @@ class ClozeModel:
 def load_cloze_model(
     path: str | Path, *, kind: str | None = None, start_token: str | int | None = None
 ) -> ClozeModel:
-    """A local Hugging Face folder or a GGUF file, loaded by ``evaluation.modeling.load_model``
+    """A local Hugging Face folder or a GGUF file, loaded by ``evaluation.lm.modeling.load_model``
     (the loader every scorer uses: offline only, GGUF told by its magic bytes, the kind from
     the configuration, the causal start token chosen and recorded there). ``kind`` checks
     the detected kind instead of trusting it blindly. Through the worker's model cache
-    (evaluation.model_cache), as evaluation runs: ``loaded_from`` says where it came from."""
+    (evaluation.lm.model_cache), as evaluation runs: ``loaded_from`` says where it came from."""
     loaded = model_cache.load(path, start_token=start_token)
     if kind is not None and kind != loaded.kind:
         raise ModelLoadError(f"{path}: this is a {loaded.kind} language model, not a {kind} one")

@@ -24,9 +24,9 @@ from evaluation.cloze.data import PairFileError, read_pairs, statements_of
 from evaluation.cloze.embeddings import EmbeddingFileError, GloveVectors, ModelInputVectors, WordVectors
 from evaluation.cloze.experiments import SCORES, paper_examples, run_confidence, run_dispersion
 from evaluation.cloze.math import DEFAULT_EQUATIONS, EQUATIONS
-from evaluation.modeling import ModelLoadError
+from evaluation.lm.modeling import ModelLoadError
+from evaluation.lm.scorers.types import start_token_parse
 from evaluation.models import ClozeRun, ClozeRunStatus
-from evaluation.scorers.types import start_token_parse
 from evaluation.selectors import model_get
 
 

@@ -11,7 +11,7 @@ from evaluation.generation_jobs.services import (
     DEFAULT_MAX_NEW_TOKENS,
     GenerationError,
 )
-from evaluation.registry import RegistryModel
+from evaluation.lm.registry import RegistryModel
 
 
 class _Refusals(forms.Form):

@@ -33,8 +33,9 @@ from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVEItem, Explanation, Reason, Schema
 from datasets.services import DatasetImportError, generated_reasons_add
-from evaluation import model_cache
-from evaluation.generation import REASON_PROMPT, generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm import model_cache
+from evaluation.lm.generation import REASON_PROMPT, generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm.scorers.types import MODEL_METHODS
 from evaluation.models import (
     EvaluationRun,
     GenerationJob,
@@ -42,8 +43,8 @@ from evaluation.models import (
     GenerationStatus,
     RunStatus,
 )
-from evaluation.scorers.types import MODEL_METHODS
 from evaluation.selectors import model_get
+from releases.dataset import Dataset
 from releases.models import Release, ReleaseItem
 
 logger = logging.getLogger(__name__)
@@ -180,7 +181,7 @@ def _run_generated_explanations(run: EvaluationRun) -> str | None:
     """Why the run's explanations cannot be judged; None when they can."""
     if run.status != RunStatus.DONE:
         return f"run #{run.pk} is {run.status}, not done"
-    if run.dataset != "comve":
+    if run.dataset != Dataset.COMVE:
         return f"run #{run.pk} scored {run.get_dataset_display()}; explanations are ComVE subtask C's"
     if run.method not in MODEL_METHODS or not (run.settings or {}).get("generate_explanations"):
         return f"run #{run.pk} generated no explanations (start a causal-LM run with 'generate explanations')"

@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from evaluation import views
-from evaluation.modeling import smollm2_path
-from evaluation.registry import SMOLLM2_NAME
+from evaluation.lm.modeling import smollm2_path
+from evaluation.lm.registry import SMOLLM2_NAME
 from evaluation.tasks import evaluation_run_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.model]

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from evaluation.modeling import smollm2_path
+from evaluation.lm.modeling import smollm2_path
 from evaluation.models import ClozeRun, ClozeRunStatus
 from tests.releases.factories import make_comve, make_schemas, published_release
 
@@ -60,7 +60,7 @@ def test_a_path_or_an_unknown_choice_is_refused_in_the_forms_words_and_nothing_i
 def test_a_researcher_queues_a_cloze_run_that_records_the_registry_name_and_the_hash(
     client, researcher, releases, models_folder, django_capture_on_commit_callbacks
 ):
-    from evaluation.modeling import model_sha256
+    from evaluation.lm.modeling import model_sha256
 
     client.force_login(researcher)
     with django_capture_on_commit_callbacks(execute=True):

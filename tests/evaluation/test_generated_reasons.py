@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from datasets.models import ImportBatch, Reason
 from datasets.services import generated_reasons_add
-from evaluation.generation import generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm.generation import generate_reasons, keep_reasons, reason_prompt
 from tests.evaluation.tiny_models import build_tiny_causal
 from tests.releases.factories import make_schemas
 
@@ -34,7 +34,7 @@ def test_empty_and_duplicate_outputs_are_dropped_and_counted():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from evaluation.modeling import load_model
+    from evaluation.lm.modeling import load_model
 
     return load_model(build_tiny_causal(tmp_path_factory.mktemp("gen") / "tiny"))
 

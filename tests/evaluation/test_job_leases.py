@@ -12,7 +12,9 @@ from django.utils import timezone
 from core.jobs import job_claim, jobs_sweep, owner_token
 from evaluation.cloze.services import CLOZE_RUN_JOB
 from evaluation.models import ClozeRun, ClozeRunStatus, EvaluationRun, RunStatus
-from evaluation.services import EVALUATION_RUN_JOB, _ProgressWriter, evaluation_run_create
+from evaluation.runs.create import evaluation_run_create
+from evaluation.runs.progress import EVALUATION_RUN_JOB
+from evaluation.runs.progress import RunProgress as _ProgressWriter
 from tests.evaluation.factories import write_wsc_release
 from tests.releases.factories import make_schemas, published_release
 

@@ -1,5 +1,5 @@
-"""Models kept loaded between runs (evaluation.model_cache) and a GGUF's converted copy
-(evaluation.modeling.load_weights with a convert_dir)."""
+"""Models kept loaded between runs (evaluation.lm.model_cache) and a GGUF's converted copy
+(evaluation.lm.modeling.load_weights with a convert_dir)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluation import model_cache
-from evaluation.model_cache import CacheKey, ModelCache
-from evaluation.modeling import (
+from evaluation.lm import model_cache
+from evaluation.lm.model_cache import CacheKey, ModelCache
+from evaluation.lm.modeling import (
     CONVERSION_MARKER,
     ModelLoadError,
     ModelWeights,
@@ -21,7 +21,7 @@ from evaluation.modeling import (
     model_prepare,
     model_sha256,
 )
-from evaluation.scorers.causal import loglikelihood
+from evaluation.lm.scorers.causal import loglikelihood
 from tests.evaluation.tiny_gguf import build_tiny_gguf
 from tests.evaluation.tiny_models import tiny_causal_path  # noqa: F401  (fixture)
 
@@ -277,7 +277,7 @@ def test_a_copy_already_in_place_wins_and_the_second_writer_leaves_nothing(
     tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two workers converting at once: the one renaming second finds the folder there."""
-    from evaluation import modeling
+    from evaluation.lm import modeling
 
     original = modeling._convert_save
 

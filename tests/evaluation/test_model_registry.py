@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from evaluation.modeling import SMOLLM2_INSTALL_HINT, model_sha256, smollm2_path
+from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT, model_sha256, smollm2_path
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.selectors import model_get, model_list, model_registry
 from evaluation.services import evaluation_run_create
@@ -69,7 +69,7 @@ def test_the_registry_lists_the_smollm2_model_winnow_ships_and_the_models_of_the
 
 
 def test_the_start_token_the_registry_shows_is_the_one_a_loaded_model_uses(registry):
-    from evaluation.modeling import load_model
+    from evaluation.lm.modeling import load_model
 
     entry = model_get(name="tiny-llama")
     assert entry is not None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluation.modeling import ModelLoadError, load_model, tokenizer_adding_start_token
+from evaluation.lm.modeling import ModelLoadError, load_model, tokenizer_adding_start_token
 from tests.evaluation import tiny_models
 
 tiny_causal_path = tiny_models.tiny_causal_path

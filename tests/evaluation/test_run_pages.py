@@ -11,8 +11,8 @@ from django.urls import reverse
 from evaluation import views
 from evaluation.analysis.items import FILTERS, outcome, rounded
 from evaluation.forms import RunStartForm
+from evaluation.lm.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.models import EvaluationRun, RunPhase, RunStatus
-from evaluation.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.selectors import plain, run_compare, run_summary
 from evaluation.services import evaluation_run, evaluation_run_create
 from releases.models import Release
@@ -249,12 +249,13 @@ def test_every_form_error_names_its_field_in_the_webs_words(data, dataset, field
 
 
 def test_a_refusal_of_the_service_is_shown_beside_its_field(client, researcher, release, monkeypatch):
-    from evaluation import services
+    from evaluation.runs import create
+    from evaluation.runs.errors import EvaluationError
 
     def refuse(**kwargs):
-        raise services.EvaluationError("release mini@1.0.0 has no built files yet", field="release")
+        raise EvaluationError("release mini@1.0.0 has no built files yet", field="release")
 
-    monkeypatch.setattr(services, "evaluation_run_create", refuse)
+    monkeypatch.setattr(create, "evaluation_run_create", refuse)
     client.force_login(researcher)
     response = client.post(reverse("evaluation:run-list"), {"release": release, "method": "first", "seed": 0})
     html = response.content.decode()

@@ -308,7 +308,7 @@ def test_comve_upload_with_a_bad_label_names_the_id(tmp_path):
 
 
 def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
-    from evaluation.services import _ProgressWriter
+    from evaluation.runs.progress import RunProgress as _ProgressWriter
 
     run = evaluation_run_create(release=str(write_wsc_release(tmp_path / "r")), method="first")
     seen: list[tuple[int, int]] = []
@@ -323,12 +323,13 @@ def test_progress_maps_a_scorers_own_units_onto_items(tmp_path):
 
 
 def test_an_interrupted_run_is_marked_failed_not_left_running(tmp_path, monkeypatch):
-    import evaluation.services as services
+    from evaluation.evaluators import EVALUATORS
+    from releases.dataset import Dataset
 
     def interrupted(**kwargs):
         raise SystemExit("terminated by signal 15")
 
-    monkeypatch.setattr(services, "_evaluate_wsc", interrupted)
+    monkeypatch.setattr(EVALUATORS[Dataset.WSC], "evaluate", interrupted)
     run = evaluation_run_create(
         release=str(write_wsc_release(tmp_path / "r")), method="first", out_dir=str(tmp_path / "o")
     )

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from evaluation.scorers import (
+from evaluation.lm.scorers import (
     ItemScore,
     ScoringError,
     WscItem,
@@ -16,9 +16,9 @@ from evaluation.scorers import (
     score_texts,
     score_wsc,
 )
-from evaluation.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
-from evaluation.scorers.masked import pseudo_log_likelihood, pseudo_log_likelihood_spans
-from evaluation.scorers.wsc import substitute
+from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
+from evaluation.lm.scorers.masked import pseudo_log_likelihood, pseudo_log_likelihood_spans
+from evaluation.lm.scorers.wsc import substitute
 from tests.evaluation import tiny_models
 
 # Session fixtures from tiny_models (bound here so pytest finds them in this module).
@@ -138,7 +138,7 @@ def test_batch_size_and_prefix_sharing_do_not_change_the_numbers(
 def test_packed_rows_give_the_numbers_of_padded_batches(
     fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evaluation.scorers import causal
+    from evaluation.lm.scorers import causal
 
     model = request.getfixturevalue(fixture)
     assert causal._can_pack(model), model.model.config._attn_implementation
@@ -161,7 +161,7 @@ def test_packed_rows_give_the_numbers_of_padded_batches(
 
 
 def test_split_by_length_pays_for_a_call_only_when_the_padding_saved_is_worth_more() -> None:
-    from evaluation.scorers.causal import _split_by_length
+    from evaluation.lm.scorers.causal import _split_by_length
 
     assert _split_by_length([], 8) == []
     assert _split_by_length([3, 3, 3], 8) == [(0, 3)]
@@ -175,7 +175,7 @@ def test_split_by_length_pays_for_a_call_only_when_the_padding_saved_is_worth_mo
 def test_suffixes_split_into_several_calls_give_the_same_numbers(
     tiny_causal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evaluation.scorers import causal
+    from evaluation.lm.scorers import causal
 
     shared = "The city councilmen refused the demonstrators a permit because"
     tails = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.scorers import PredictionsFileError, WscItem, WscText, read_predictions, score_wsc
+from evaluation.lm.scorers import PredictionsFileError, WscItem, WscText, read_predictions, score_wsc
 
 ITEMS = [
     WscItem(

@@ -187,8 +187,8 @@ def test_masked_lm_method_on_a_causal_model_fails_the_run_with_the_reason(tmp_pa
 def test_mean_hidden_states_ignore_padding_and_the_start_token(tiny_causal):
     import torch
 
-    from evaluation.features import mean_hidden_states
-    from evaluation.modeling import load_model
+    from evaluation.lm.features import mean_hidden_states
+    from evaluation.lm.modeling import load_model
 
     loaded = load_model(tiny_causal)
     short, long = "the trophy", "the trophy doesn't fit into the brown suitcase"
@@ -280,7 +280,7 @@ def test_comve_c_explanations_generated_by_a_causal_lm_are_scored_with_bleu(tmp_
 
 
 def test_generated_text_is_cut_to_its_first_sentence_on_one_line():
-    from evaluation.generation import tidy_explanation
+    from evaluation.lm.generation import tidy_explanation
 
     assert tidy_explanation(" beds are heavy. And parks\nare big") == "beds are heavy."
     assert tidy_explanation("a\nb") == "a"

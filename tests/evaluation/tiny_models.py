@@ -5,7 +5,7 @@ Builders (plain functions, usable from any test or helper):
     build_tiny_masked(folder, seed=0) -> Path
 Fixtures (session scoped; import them into a test module, or into a conftest.py):
     tiny_causal_path, tiny_gpt2_path, tiny_masked_path     -> Path of the saved folder
-    tiny_causal, tiny_gpt2, tiny_masked                    -> evaluation.modeling.LoadedModel
+    tiny_causal, tiny_gpt2, tiny_masked                    -> evaluation.lm.modeling.LoadedModel
 
 The tokenizers are real ones trained on a few sentences (byte-level BPE for the causal
 models, as GPT-2 and SmolLM2 use; WordPiece for the masked model, as BERT), so words
@@ -197,20 +197,20 @@ def tiny_masked_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_causal(tiny_causal_path: Path):
-    from evaluation.modeling import load_model
+    from evaluation.lm.modeling import load_model
 
     return load_model(tiny_causal_path, threads=1)
 
 
 @pytest.fixture(scope="session")
 def tiny_gpt2(tiny_gpt2_path: Path):
-    from evaluation.modeling import load_model
+    from evaluation.lm.modeling import load_model
 
     return load_model(tiny_gpt2_path, threads=1)
 
 
 @pytest.fixture(scope="session")
 def tiny_masked(tiny_masked_path: Path):
-    from evaluation.modeling import load_model
+    from evaluation.lm.modeling import load_model
 
     return load_model(tiny_masked_path, threads=1)

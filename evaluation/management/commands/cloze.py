@@ -16,7 +16,7 @@ from evaluation.cloze.services import (
     cloze_results_combine,
     cloze_run,
 )
-from evaluation.scorers.types import START_HELP
+from evaluation.lm.scorers.types import START_HELP
 from evaluation.selectors import model_get
 
 

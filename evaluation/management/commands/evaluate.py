@@ -6,11 +6,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.lm.scorers.types import START_HELP
 from evaluation.metrics.comve import COMVE_RULES
 from evaluation.models import Method
-from evaluation.scorers.types import START_HELP
+from evaluation.runs.create import evaluation_run_create
+from evaluation.runs.errors import EvaluationError
+from evaluation.runs.execute import evaluation_run
 from evaluation.selectors import model_get
-from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
+from releases.dataset import Dataset
 
 
 class Command(BaseCommand):
@@ -121,7 +124,7 @@ def _pct(value: float | None) -> str:
 
 def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
     lines = []
-    if dataset == "wsc":
+    if dataset == Dataset.WSC:
         a = metrics["all"]
         lines.append(f"accuracy {_pct(a['accuracy'])} ({a['correct']}/{a['n']})")
         sig = metrics.get("significance", {}).get("all", {})
@@ -142,7 +145,7 @@ def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
         )
         for name, k in metrics["knowledge_types"].items():
             lines.append(f"{name}: {_pct(k['accuracy'])} ({k['correct']}/{k['n']})")
-    elif dataset == "winowhy":
+    elif dataset == Dataset.WINOWHY:
         b = metrics["best_threshold"]
         m = metrics["majority_baseline"]
         lines.append(

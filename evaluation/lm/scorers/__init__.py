@@ -4,8 +4,8 @@ Interface for the `evaluate` command, Celery tasks and metrics (all keyword argu
 after the first three; nothing here imports Django; torch is imported only when a
 model method runs):
 
-    from evaluation.modeling import load_model, LoadedModel      # local paths only
-    from evaluation.scorers import (
+    from evaluation.lm.modeling import load_model, LoadedModel      # local paths only
+    from evaluation.lm.scorers import (
         METHODS, MODEL_METHODS, WscItem, WscText, ItemScore,
         score_wsc, score_texts, score_continuations, read_predictions,
         ScoringError, PredictionsFileError,
@@ -48,19 +48,27 @@ model method runs):
         [,variant]; prediction = candidate index 0/1, letter A/B, or the candidate's text
         (case-insensitive). Raises PredictionsFileError naming file, row and field.
 
-The causal primitive `evaluation.scorers.causal.loglikelihood(model, requests)` has the
+    scorer_for(model, method=None) -> Scorer
+        The scorer of the model's kind (CausalScorer, MaskedScorer: texts, continuations,
+        token_counts); with a method, the one it needs (a model of another kind: ScoringError).
+        score_texts, text_token_counts, score_continuations and score_wsc dispatch through it.
+
+The causal primitive `evaluation.lm.scorers.causal.loglikelihood(model, requests)` has the
 contract of lm-evaluation-harness's `HFLM.loglikelihood`: list[(context, continuation)]
 -> list[(logprob, is_greedy)]. See docs/scoring.md.
 """
 
-from evaluation.scorers.api import (
+from evaluation.lm.scorers.api import (
+    SCORERS,
+    Scorer,
     read_predictions,
     score_continuations,
     score_texts,
     score_wsc,
+    scorer_for,
     text_token_counts,
 )
-from evaluation.scorers.types import (
+from evaluation.lm.scorers.types import (
     METHODS,
     MODEL_METHODS,
     ItemScore,
@@ -76,6 +84,8 @@ from evaluation.scorers.types import (
 __all__ = [
     "METHODS",
     "MODEL_METHODS",
+    "SCORERS",
+    "Scorer",
     "ItemScore",
     "Method",
     "PredictionsFileError",
@@ -89,4 +99,5 @@ __all__ = [
     "score_texts",
     "text_token_counts",
     "score_wsc",
+    "scorer_for",
 ]

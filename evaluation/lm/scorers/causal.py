@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import torch
 
-from evaluation.modeling import LoadedModel
-from evaluation.scorers.types import Progress, ScoringError
+from evaluation.lm.modeling import LoadedModel
+from evaluation.lm.scorers.types import Progress, ScoringError
 
 #: Sequences are grouped under a common prefix only when it is at least this long.
 MIN_SHARED_PREFIX = 4

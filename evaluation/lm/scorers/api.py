@@ -7,9 +7,10 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from evaluation.scorers.types import (
+from evaluation.lm.methods import TEXT_METHODS, Method, ModelKind, default_method
+from evaluation.lm.scorers.types import (
     METHODS,
     MODEL_METHODS,
     ItemScore,
@@ -21,10 +22,10 @@ from evaluation.scorers.types import (
     predictions_jsonl,
     predictions_text,
 )
-from evaluation.scorers.wsc import substitute
+from evaluation.lm.scorers.wsc import substitute
 
 if TYPE_CHECKING:
-    from evaluation.modeling import LoadedModel
+    from evaluation.lm.modeling import LoadedModel
 
 VARIANTS: tuple[Variant, ...] = ("original", "switched")
 
@@ -72,23 +73,24 @@ def score_wsc(
     """Score every item variant (original, and switched when present) with one method."""
     if method not in METHODS:
         raise ScoringError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    method = Method(method)
     _check_items(items)
     variants = [(item, variant, text, gold) for item in items for variant, text, gold in item.variants()]
     total = len(variants)
 
     if method in MODEL_METHODS:
         if model is None:
-            raise ScoringError(f"method {method!r} needs a model")
+            raise ScoringError(f"method {method.value!r} needs a model")
         return _score_wsc_model(model, variants, method, batch_size=batch_size, progress=progress)
 
     out: list[ItemScore] = []
-    if method == "random":
+    if method is Method.RANDOM:
         rng = random.Random(seed)
         for item, variant, _, gold in variants:
             choice = rng.randrange(2)
             out.append(ItemScore(item.id, variant, _one_hot(choice), choice, gold))
-    elif method in ("majority", "first"):
-        choice = majority_answer(items) if method == "majority" else 0
+    elif method in (Method.MAJORITY, Method.FIRST):
+        choice = majority_answer(items) if method is Method.MAJORITY else 0
         for item, variant, _, gold in variants:
             out.append(ItemScore(item.id, variant, _one_hot(choice), choice, gold))
     else:  # predictions
@@ -117,33 +119,25 @@ def score_wsc(
 def _score_wsc_model(
     model: LoadedModel,
     variants: list[tuple[WscItem, Variant, Any, int]],
-    method: str,
+    method: Method,
     *,
     batch_size: int,
     progress: Progress | None,
 ) -> list[ItemScore]:
     subs = [[substitute(text, cand) for cand in item.candidates] for item, _, text, _ in variants]
-    if method == "pll":
-        _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood
-
-        flat = pseudo_log_likelihood(
+    scorer = scorer_for(model, method)
+    if method is Method.PARTIAL:
+        for (item, variant, _, _), pair in zip(variants, subs, strict=True):
+            if any(not s.continuation.strip() for s in pair):
+                raise ScoringError(
+                    f"item {item.id!r} ({variant}): partial scoring needs text after the pronoun"
+                )
+        requests = [(s.context, s.continuation) for pair in subs for s in pair]
+        flat = scorer.continuations(model, requests, batch_size=batch_size, progress=progress)
+    else:
+        flat = scorer.texts(
             model, [s.sentence for pair in subs for s in pair], batch_size=batch_size, progress=progress
         )
-    else:
-        _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
-
-        if method == "full":
-            requests = [("", s.sentence) for pair in subs for s in pair]
-        else:
-            for (item, variant, _, _), pair in zip(variants, subs, strict=True):
-                if any(not s.continuation.strip() for s in pair):
-                    raise ScoringError(
-                        f"item {item.id!r} ({variant}): partial scoring needs text after the pronoun"
-                    )
-            requests = [(s.context, s.continuation) for pair in subs for s in pair]
-        flat = [lp for lp, _ in loglikelihood(model, requests, batch_size=batch_size, progress=progress)]
 
     out = []
     for k, (item, variant, _, gold) in enumerate(variants):
@@ -156,18 +150,126 @@ def _score_wsc_model(
                 _argmax(scores),
                 gold,
                 details={"sentences": [s.sentence for s in subs[k]]}
-                if method != "partial"
+                if method is not Method.PARTIAL
                 else {"contexts": [s.context for s in subs[k]], "continuation": subs[k][0].continuation},
             )
         )
     return out
 
 
+# --- one scorer per kind of language model ------------------------------------------------
+
+
+class Scorer(Protocol):
+    """What a kind of language model scores: whole texts, continuations after a context, and
+    the number of tokens a whole text's score covers."""
+
+    kind: ModelKind
+
+    def texts(
+        self, model: LoadedModel, texts: Sequence[str], *, batch_size: int, progress: Progress | None
+    ) -> list[float]: ...
+
+    def continuations(
+        self,
+        model: LoadedModel,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int,
+        progress: Progress | None,
+    ) -> list[float]: ...
+
+    def token_counts(self, model: LoadedModel, texts: Sequence[str]) -> list[int]: ...
+
+
+class CausalScorer:
+    """log P(text) after the start token, log P(continuation | context) (lm-evaluation-harness)."""
+
+    kind: ModelKind = "causal"
+
+    def texts(
+        self, model: LoadedModel, texts: Sequence[str], *, batch_size: int, progress: Progress | None
+    ) -> list[float]:
+        return self.continuations(model, [("", t) for t in texts], batch_size=batch_size, progress=progress)
+
+    def continuations(
+        self,
+        model: LoadedModel,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int,
+        progress: Progress | None,
+    ) -> list[float]:
+        from evaluation.lm.scorers.causal import loglikelihood
+
+        return [lp for lp, _ in loglikelihood(model, list(pairs), batch_size=batch_size, progress=progress)]
+
+    def token_counts(self, model: LoadedModel, texts: Sequence[str]) -> list[int]:
+        from evaluation.lm.scorers.causal import encode_pair
+
+        return [len(encode_pair(model, "", t)[1]) for t in texts]
+
+
+class MaskedScorer:
+    """Pseudo-log-likelihoods: of a whole text, of a continuation's tokens with the context visible."""
+
+    kind: ModelKind = "masked"
+
+    def texts(
+        self, model: LoadedModel, texts: Sequence[str], *, batch_size: int, progress: Progress | None
+    ) -> list[float]:
+        from evaluation.lm.scorers.masked import pseudo_log_likelihood
+
+        return pseudo_log_likelihood(model, list(texts), batch_size=batch_size, progress=progress)
+
+    def continuations(
+        self,
+        model: LoadedModel,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int,
+        progress: Progress | None,
+    ) -> list[float]:
+        from evaluation.lm.scorers.masked import pseudo_log_likelihood_spans
+
+        return pseudo_log_likelihood_spans(model, list(pairs), batch_size=batch_size, progress=progress)
+
+    def token_counts(self, model: LoadedModel, texts: Sequence[str]) -> list[int]:
+        from evaluation.lm.scorers.masked import _encode
+
+        return [len(_encode(model, t)[1]) for t in texts]
+
+
+#: The scorer of each kind of language model.
+SCORERS: dict[ModelKind, Scorer] = {"causal": CausalScorer(), "masked": MaskedScorer()}
+
+
+def scorer_for(model: LoadedModel, method: str | None = None) -> Scorer:
+    """The scorer of ``model``'s kind. With a ``method``, the scorer that method needs, and a
+    ScoringError when the model is not of its kind (no method: the model's own kind)."""
+    chosen = Method(method) if method else default_method(model.kind)
+    kind = chosen.model_kind
+    if kind is None:
+        raise ScoringError(f"method {chosen.value!r} scores without a language model")
+    _require_kind(model, kind, chosen)
+    return SCORERS[kind]
+
+
 def _require_kind(model: LoadedModel, kind: str, method: str) -> None:
     if model.kind != kind:
         raise ScoringError(
-            f"method {method!r} needs a {kind} language model; {model.settings.get('path')} is a {model.kind} one"
+            f"method {str(method)!r} needs a {kind} language model; {model.settings.get('path')} is a {model.kind} one"
         )
+
+
+def _text_method(model: LoadedModel, method: str | None, what: str) -> str:
+    """The whole-text method asked for (default: the model's own); a ScoringError for another."""
+    method = method or default_method(model.kind)
+    if method not in TEXT_METHODS:
+        raise ScoringError(
+            f"{what} the methods 'full' (causal LM) and 'pll' (masked LM), not {str(method)!r}"
+        )
+    return method
 
 
 def score_texts(
@@ -179,43 +281,15 @@ def score_texts(
     progress: Progress | None = None,
 ) -> list[float]:
     """Whole-text plausibility, higher = more plausible (see module __init__ for the convention)."""
-    method = method or ("pll" if model.kind == "masked" else "full")
-    if method == "pll":
-        _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood
-
-        return pseudo_log_likelihood(model, list(texts), batch_size=batch_size, progress=progress)
-    if method == "full":
-        _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
-
-        return [
-            lp
-            for lp, _ in loglikelihood(
-                model, [("", t) for t in texts], batch_size=batch_size, progress=progress
-            )
-        ]
-    raise ScoringError(
-        f"score_texts supports the methods 'full' (causal LM) and 'pll' (masked LM), not {method!r}"
-    )
+    scorer = scorer_for(model, _text_method(model, method, "score_texts supports"))
+    return scorer.texts(model, texts, batch_size=batch_size, progress=progress)
 
 
 def text_token_counts(model: LoadedModel, texts: Sequence[str], *, method: str | None = None) -> list[int]:
     """How many tokens ``score_texts`` scores in each text (the divisor of a perplexity):
     causal LMs every token of the text after the start token, masked LMs every token but
     the tokenizer's special ones."""
-    method = method or ("pll" if model.kind == "masked" else "full")
-    if method == "pll":
-        _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import _encode
-
-        return [len(_encode(model, t)[1]) for t in texts]
-    if method == "full":
-        _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import encode_pair
-
-        return [len(encode_pair(model, "", t)[1]) for t in texts]
-    raise ScoringError(f"token counts are for the methods 'full' and 'pll', not {method!r}")
+    return scorer_for(model, _text_method(model, method, "token counts are for")).token_counts(model, texts)
 
 
 def score_continuations(
@@ -227,20 +301,8 @@ def score_continuations(
     progress: Progress | None = None,
 ) -> list[float]:
     """log P(continuation | context) (causal) or the continuation's PLL given the context (masked)."""
-    method = method or ("pll" if model.kind == "masked" else "full")
-    if method == "pll":
-        _require_kind(model, "masked", method)
-        from evaluation.scorers.masked import pseudo_log_likelihood_spans
-
-        return pseudo_log_likelihood_spans(model, list(pairs), batch_size=batch_size, progress=progress)
-    if method == "full":
-        _require_kind(model, "causal", method)
-        from evaluation.scorers.causal import loglikelihood
-
-        return [lp for lp, _ in loglikelihood(model, list(pairs), batch_size=batch_size, progress=progress)]
-    raise ScoringError(
-        f"score_continuations supports the methods 'full' (causal LM) and 'pll' (masked LM), not {method!r}"
-    )
+    scorer = scorer_for(model, _text_method(model, method, "score_continuations supports"))
+    return scorer.continuations(model, pairs, batch_size=batch_size, progress=progress)
 
 
 def _parse_prediction(raw: object, item: WscItem, where: str) -> int:

@@ -134,7 +134,7 @@ def _kind_from_config(config: Any, path: Path) -> ModelKind:
 @dataclass
 class ModelWeights:
     """What loading a model's files yields, before the per-run choices (start token,
-    threads): the part worth keeping in memory between runs (evaluation.model_cache)."""
+    threads): the part worth keeping in memory between runs (evaluation.lm.model_cache)."""
 
     model: Any  # transformers.PreTrainedModel, in eval mode
     tokenizer: Any
@@ -344,7 +344,7 @@ def load_model(
     tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
     token of that text (it must be in the vocabulary). dtype: None = ``torch.float32``.
     convert_dir: see `load_weights`. torch, like transformers, is imported here: importing
-    this module (for its errors and names) stays light. evaluation.model_cache keeps the
+    this module (for its errors and names) stays light. evaluation.lm.model_cache keeps the
     loaded weights between runs.
     """
     return model_prepare(
@@ -423,7 +423,7 @@ def model_prepare(
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         # where this run's weights came from: the file, a GGUF's converted copy, or the
-        # worker's memory (evaluation.model_cache); not part of the model's identity
+        # worker's memory (evaluation.lm.model_cache); not part of the model's identity
         "loaded_from": loaded_from or weights.loaded_from,
         **({"converted_copy_written": True} if weights.converted_now and not loaded_from else {}),
     }

@@ -9,13 +9,11 @@ from typing import Any, Literal
 
 from core.errors import WinnowError
 from core.jsonl import JsonLinesError, read_jsonl
+from evaluation.lm.methods import MODEL_METHODS as MODEL_METHODS
+from evaluation.lm.methods import Method as Method
 
 #: Every scoring method `score_wsc` understands (the `--method` choices of `manage.py evaluate`).
-METHODS: tuple[str, ...] = ("full", "partial", "pll", "random", "majority", "first", "predictions")
-#: Methods that need a model (`load_model`); the others take `model=None`.
-MODEL_METHODS: tuple[str, ...] = ("full", "partial", "pll")
-
-Method = Literal["full", "partial", "pll", "random", "majority", "first", "predictions"]
+METHODS: tuple[str, ...] = tuple(m.value for m in Method)
 Variant = Literal["original", "switched"]
 
 START_HELP = (

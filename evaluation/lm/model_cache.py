@@ -1,11 +1,11 @@
 """Models kept loaded in a worker between runs, least recently used out first. No Django.
 
-    from evaluation import model_cache
+    from evaluation.lm import model_cache
     loaded = model_cache.load(path, threads=2, start_token=None)   # a LoadedModel
 
 Every run that needs a model (evaluation runs, cloze runs, the commands) loads it through
 `load`: the first run in a process reads the files (a GGUF through its converted copy,
-see `evaluation.modeling.load_weights`), later runs get the same weights from memory.
+see `evaluation.lm.modeling.load_weights`), later runs get the same weights from memory.
 An entry is keyed by the model's resolved path, the SHA-256 of its files (computed at
 every `load`, so a changed file is never served from memory) and the dtype; the start
 token and the thread count are per run and cost nothing to change. The entries are
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluation.modeling import LoadedModel, ModelWeights, load_weights, model_prepare, model_sha256
+from evaluation.lm.modeling import LoadedModel, ModelWeights, load_weights, model_prepare, model_sha256
 
 if TYPE_CHECKING:
     import torch

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import torch
 
-from evaluation.modeling import LoadedModel
-from evaluation.scorers.types import Progress, ScoringError
+from evaluation.lm.modeling import LoadedModel
+from evaluation.lm.scorers.types import Progress, ScoringError
 
 
 def _prediction_head(model: LoadedModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluation.scorers.types import WscText
+from evaluation.lm.scorers.types import WscText
 
 UPPER_STARTS = ("A", "An", "The", "She", "He", "It", "They", "My", "His", "Her", "Their")
 POSSESSIVE_PRONOUNS = ("my", "his", "her", "our", "their")
