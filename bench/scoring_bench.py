@@ -111,7 +111,7 @@ def main() -> int:
 
     from compute_bound import bound_seconds, count_work, flops, matmul_rate
 
-    from evaluation.scorers.causal import CHUNK_MAX_TOKENS
+    from evaluation.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS
     from evaluation.scorers.prefix_tree import PrefixTree, plan_chunks
 
     body_flops, head_flops = flops(loaded.model)
@@ -139,7 +139,7 @@ def main() -> int:
             tree = PrefixTree(list(dict.fromkeys(map(tuple, inputs))))
             chunks = plan_chunks(tree, args.batch_size, CHUNK_MAX_TOKENS)
             rows = round(len(tree) / len(chunks))
-            head_rows = min(round(works[method].rows / len(chunks)), 256)
+            head_rows = min(round(works[method].rows / len(chunks)), HEAD_CHUNK_ROWS)
             body_rate, head_rate = matmul_rate(loaded.model, rows, head_rows)
             out[method] = bound_seconds(works[method], body_flops, head_flops, body_rate, head_rate)
             print(

@@ -31,13 +31,14 @@ from dataclasses import dataclass
 import torch
 
 from evaluation.modeling import LoadedModel
+from evaluation.scorers import fast_llama
 from evaluation.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
 from evaluation.scorers.types import Progress, ScoringError
 
 #: Sequences are grouped under a common prefix only when it is at least this long.
 MIN_SHARED_PREFIX = 4
 #: Rows of the output layer computed at once (rows x vocabulary floats in memory).
-HEAD_CHUNK_ROWS = 256
+HEAD_CHUNK_ROWS = 128
 #: Attention implementations that take a ready 4D mask (see `_run_chunk_packed`).
 PACKABLE_ATTENTION = ("sdpa", "eager")
 #: What one more forward call costs, in padded token positions: the suffixes of a batch
@@ -141,7 +142,13 @@ def _output_layer(model: LoadedModel):
 
 
 def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """log P(target) and is-argmax for each row of hidden states, chunked over rows."""
+    """log P(target) and is-argmax for each row of hidden states, chunked over rows.
+
+    One buffer of logits a chunk, worked in place (max, then exp of the difference, summed):
+    HEAD_CHUNK_ROWS x vocabulary floats stay below the size the allocator returns to the
+    system, so the buffer is reused instead of faulted in anew. A row is greedy when its
+    target's logit is the maximum and no earlier token ties with it (the first maximum is
+    the argmax)."""
     logprobs = torch.empty(len(targets), dtype=torch.float64)
     greedy = torch.empty(len(targets), dtype=torch.bool)
     for start in range(0, len(targets), HEAD_CHUNK_ROWS):
@@ -149,8 +156,14 @@ def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tupl
         t = targets[start : start + HEAD_CHUNK_ROWS]
         logits = apply_head(h).float()
         target_logit = logits.gather(1, t.unsqueeze(1)).squeeze(1)
-        logprobs[start : start + len(t)] = (target_logit - torch.logsumexp(logits, dim=1)).double()
-        greedy[start : start + len(t)] = logits.argmax(dim=1) == t
+        top = logits.amax(dim=1)
+        is_top = target_logit >= top
+        tops = is_top.nonzero().squeeze(1)
+        if len(tops):
+            is_top[tops] = logits[tops].argmax(dim=1) == t[tops]
+        lse = top + logits.sub_(top.unsqueeze(1)).exp_().sum(dim=1).log()
+        logprobs[start : start + len(t)] = (target_logit - lse).double()
+        greedy[start : start + len(t)] = is_top
     return logprobs, greedy
 
 
@@ -393,15 +406,17 @@ def _run_chunk_packed(
     index = torch.arange(n)
     end = torch.tensor(ancestor_intervals(tree, chunk))
     allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
-    dtype = next(base.parameters()).dtype
-    mask = torch.zeros((1, 1, n, n), dtype=dtype)
-    mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
-    hidden = base(
-        input_ids=torch.tensor([[tree.token[node] for node in chunk]]),
-        attention_mask=mask,
-        position_ids=torch.tensor([[tree.depth[node] for node in chunk]]),
-        use_cache=False,
-    ).last_hidden_state[0]  # [n, H]
+    tokens = torch.tensor([tree.token[node] for node in chunk])
+    positions = torch.tensor([tree.depth[node] for node in chunk])
+    if fast_llama.supports(base):
+        hidden = fast_llama.hidden_states(base, tokens, positions, allowed)
+    else:
+        dtype = next(base.parameters()).dtype
+        mask = torch.zeros((1, 1, n, n), dtype=dtype)
+        mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
+        hidden = base(
+            input_ids=tokens[None], attention_mask=mask, position_ids=positions[None], use_cache=False
+        ).last_hidden_state[0]  # [n, H]
 
     keys: list[tuple[int, int]] = []
     wanted: set[tuple[int, int]] = set()
