@@ -8,18 +8,17 @@ string and split after the context's tokens; an empty context becomes the start 
 Here every sequence additionally starts with the model's start token (see modeling.py),
 which is what HFLM does when the tokenizer itself adds one.
 
-Where the time goes and what is saved:
-1. identical token sequences are computed once (a partial and a full request for the same
-   sentence, or the same sentence asked twice), whatever their split point;
-2. sequences that share a prefix (the two candidates of a Winograd schema share the text
-   before the pronoun, twin schemas share even more) run that prefix once; the rest runs
-   on top of its key/value cache, with explicit positions and a padding mask;
-3. the output layer runs only at the positions whose next token is scored, and the
-   log-softmax is never materialised: gather the target logit, subtract the logsumexp,
-   a few hundred rows at a time;
-4. requests are sorted by length and batched with right padding; the parts after the
-   shared prefixes run in calls of similar length (fewer padded positions);
-   torch.inference_mode.
+Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
+1. every distinct prefix runs once: the requests' sequences form a prefix tree
+   (prefix_tree.py; identical sequences are one path whatever their split point, the two
+   candidates of a Winograd schema share the text before the pronoun, twins share more);
+2. no padding: the tree is cut into chunks of whole subtrees, each one packed row with a
+   mask letting a node see its ancestors only and its depth as its position; Llama-type
+   models run a lean forward on it (fast_llama.py); models whose attention takes no ready
+   mask run padded batches whose parts after a shared prefix use its key/value cache;
+3. the output layer runs only at the (node, next token) pairs that are scored, once
+   each, and the log-softmax is never materialised (max, target logit, exp of the
+   difference summed in place, a few hundred rows at a time); torch.inference_mode.
 """
 
 from __future__ import annotations
