@@ -8,6 +8,14 @@ the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.j
 requests with Winnow's `loglikelihood` and with `HFLM.loglikelihood` given the same model
 object and a tokenizer that adds the same start token. Prints both times, the ratio, the
 largest log-likelihood difference and the WSC accuracy of partial and full scoring.
+
+It also prints the compute bound (bench/compute_bound.py), measured in the same run: the
+requests' tokens, their distinct prefix-tree nodes and scored (node, next token) rows,
+the model's FLOPs a token (its linear layers) and a scored row (its output layer), and
+this machine's fp32 matrix-product rate with the model's own weights and the row counts
+Winnow's forward calls have; the bound is the time those matrix products take at that
+rate, and each tool's time is printed as a multiple of it. The load average is printed
+with the figures (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     parser.add_argument("--start-token", default=None, help="bos (default), eos, or a token id")
     parser.add_argument(
@@ -101,13 +109,55 @@ def main() -> int:
     run_winnow(warm)
     run_hflm(warm)
 
+    from compute_bound import bound_seconds, count_work, flops, matmul_rate
+
+    from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS
+    from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks
+
+    body_flops, head_flops = flops(loaded.model)
+    works = {method: count_work(loaded, reqs) for method, reqs in request_sets.items()}
+    print(
+        f"\nmodel work: {body_flops / 1e9:.3f} GFLOP a token in the linear layers, "
+        f"{head_flops / 1e9:.4f} GFLOP a scored row in the output layer"
+    )
+    for method, work in works.items():
+        print(
+            f"{method:8} {work.tokens} request tokens, {work.nodes} distinct prefix-tree nodes, "
+            f"{work.rows} scored rows"
+        )
+
+    def measure_bounds() -> dict[str, float]:
+        # the row counts of Winnow's forward calls: the prefix tree's chunks at this batch size
+        out = {}
+        for method, reqs in request_sets.items():
+            from evaluation.lm.scorers.causal import encode_pair
+
+            inputs = []
+            for c, x in reqs:
+                ctx, cont = encode_pair(loaded, c, x)
+                inputs.append((ctx + cont)[:-1])
+            tree = PrefixTree(list(dict.fromkeys(map(tuple, inputs))))
+            chunks = plan_chunks(tree, args.batch_size, CHUNK_MAX_TOKENS)
+            rows = round(len(tree) / len(chunks))
+            head_rows = min(round(works[method].rows / len(chunks)), HEAD_CHUNK_ROWS)
+            body_rate, head_rate = matmul_rate(loaded.model, rows, head_rows)
+            out[method] = bound_seconds(works[method], body_flops, head_flops, body_rate, head_rate)
+            print(
+                f"{method:8} fp32 matrix products: {body_rate / 1e9:.0f} GFLOP/s (linear layers, {rows} rows), "
+                f"{head_rate / 1e9:.0f} GFLOP/s (output layer, {head_rows} rows); bound {out[method]:.2f} s; "
+                f"load average {os.getloadavg()[0]:.2f}"
+            )
+        return out
+
+    bounds = measure_bounds()
+
     print(
         f"\nWSC273 from {source}: {len(items)} questions, {2 * len(items)} sentences, batch size {args.batch_size}"
     )
     print(f"times: best of {args.repeat} interleaved runs; wall clock (and this process's CPU time)")
     header = (
         f"{'method':8} {'winnow s':>16} {'lm-eval s':>16} {'speed-up':>9} {'cpu ratio':>9} "
-        f"{'max |diff|':>11} {'accuracy':>9}"
+        f"{'max |diff|':>11} {'accuracy':>9}  {'x bound (winnow, lm-eval)':>26}"
     )
     print(header)
     totals = [0.0, 0.0]
@@ -136,8 +186,12 @@ def main() -> int:
         print(
             f"{method:8} {w_ours:7.2f} ({c_ours:6.2f}) {w_theirs:7.2f} ({c_theirs:6.2f}) {w_theirs / w_ours:8.2f}x "
             f"{c_theirs / c_ours:8.2f}x {diff:11.2e} {accuracy:8.1f}%  ({correct}/{len(items)}; lm-eval {theirs_correct})"
+            f"  {w_ours / bounds[method]:.2f}x, {w_theirs / bounds[method]:.2f}x of {bounds[method]:.2f} s"
         )
     print(f"{'total':8} {totals[0]:7.2f} {'':8} {totals[1]:7.2f} {'':8} {totals[1] / totals[0]:8.2f}x")
+    print(
+        f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {torch.get_num_threads()} threads"
+    )
     return 0
 
 

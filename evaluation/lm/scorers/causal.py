@@ -8,18 +8,17 @@ string and split after the context's tokens; an empty context becomes the start 
 Here every sequence additionally starts with the model's start token (see modeling.py),
 which is what HFLM does when the tokenizer itself adds one.
 
-Where the time goes and what is saved:
-1. identical token sequences are computed once (a partial and a full request for the same
-   sentence, or the same sentence asked twice), whatever their split point;
-2. sequences that share a prefix (the two candidates of a Winograd schema share the text
-   before the pronoun, twin schemas share even more) run that prefix once; the rest runs
-   on top of its key/value cache, with explicit positions and a padding mask;
-3. the output layer runs only at the positions whose next token is scored, and the
-   log-softmax is never materialised: gather the target logit, subtract the logsumexp,
-   a few hundred rows at a time;
-4. requests are sorted by length and batched with right padding; the parts after the
-   shared prefixes run in calls of similar length (fewer padded positions);
-   torch.inference_mode.
+Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
+1. every distinct prefix runs once: the requests' sequences form a prefix tree
+   (prefix_tree.py; identical sequences are one path whatever their split point, the two
+   candidates of a Winograd schema share the text before the pronoun, twins share more);
+2. no padding: the tree is cut into chunks of whole subtrees, each one packed row with a
+   mask letting a node see its ancestors only and its depth as its position; Llama-type
+   models run a lean forward on it (fast_llama.py); models whose attention takes no ready
+   mask run padded batches whose parts after a shared prefix use its key/value cache;
+3. the output layer runs only at the (node, next token) pairs that are scored, once
+   each, and the log-softmax is never materialised (max, target logit, exp of the
+   difference summed in place, a few hundred rows at a time); torch.inference_mode.
 """
 
 from __future__ import annotations
@@ -31,17 +30,21 @@ from dataclasses import dataclass
 import torch
 
 from evaluation.lm.modeling import LoadedModel
+from evaluation.lm.scorers import fast_llama
+from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
 from evaluation.lm.scorers.types import Progress, ScoringError
 
 #: Sequences are grouped under a common prefix only when it is at least this long.
 MIN_SHARED_PREFIX = 4
 #: Rows of the output layer computed at once (rows x vocabulary floats in memory).
-HEAD_CHUNK_ROWS = 256
+HEAD_CHUNK_ROWS = 128
 #: Attention implementations that take a ready 4D mask (see `_run_chunk_packed`).
 PACKABLE_ATTENTION = ("sdpa", "eager")
 #: What one more forward call costs, in padded token positions: the suffixes of a batch
 #: are split into calls of similar length when the padding saved is worth more.
 SUFFIX_CALL_COST = 8
+#: Positions of one packed forward call at most (its attention mask is this squared).
+CHUNK_MAX_TOKENS = 1024
 
 
 def _split_by_length(lengths: Sequence[int], call_cost: int) -> list[tuple[int, int]]:
@@ -138,7 +141,13 @@ def _output_layer(model: LoadedModel):
 
 
 def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """log P(target) and is-argmax for each row of hidden states, chunked over rows."""
+    """log P(target) and is-argmax for each row of hidden states, chunked over rows.
+
+    One buffer of logits a chunk, worked in place (max, then exp of the difference, summed):
+    HEAD_CHUNK_ROWS x vocabulary floats stay below the size the allocator returns to the
+    system, so the buffer is reused instead of faulted in anew. A row is greedy when its
+    target's logit is the maximum and no earlier token ties with it (the first maximum is
+    the argmax)."""
     logprobs = torch.empty(len(targets), dtype=torch.float64)
     greedy = torch.empty(len(targets), dtype=torch.bool)
     for start in range(0, len(targets), HEAD_CHUNK_ROWS):
@@ -146,8 +155,14 @@ def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tupl
         t = targets[start : start + HEAD_CHUNK_ROWS]
         logits = apply_head(h).float()
         target_logit = logits.gather(1, t.unsqueeze(1)).squeeze(1)
-        logprobs[start : start + len(t)] = (target_logit - torch.logsumexp(logits, dim=1)).double()
-        greedy[start : start + len(t)] = logits.argmax(dim=1) == t
+        top = logits.amax(dim=1)
+        is_top = target_logit >= top
+        tops = is_top.nonzero().squeeze(1)
+        if len(tops):
+            is_top[tops] = logits[tops].argmax(dim=1) == t[tops]
+        lse = top + logits.sub_(top.unsqueeze(1)).exp_().sum(dim=1).log()
+        logprobs[start : start + len(t)] = (target_logit - lse).double()
+        greedy[start : start + len(t)] = is_top
     return logprobs, greedy
 
 
@@ -222,6 +237,73 @@ def loglikelihood_tokens(
         req_seq.append(k)
     inputs = [s[:-1] for s in seqs]
 
+    # token_lp[k][j]: log P(seqs[k][j + 1] | seqs[k][: j + 1]) for the needed positions j.
+    token_lp: list[dict[int, float]] = [{} for _ in seqs]
+    token_greedy: list[dict[int, bool]] = [{} for _ in seqs]
+
+    base, apply_head = _output_layer(model)
+    batch_size = max(1, batch_size)
+
+    if share_prefixes and _can_pack(model):
+        _run_tree(
+            inputs,
+            seqs,
+            need_from,
+            requests_of,
+            base,
+            apply_head,
+            batch_size,
+            token_lp,
+            token_greedy,
+            progress,
+            total,
+        )
+    else:
+        _run_groups(
+            model,
+            inputs,
+            seqs,
+            need_from,
+            requests_of,
+            base,
+            apply_head,
+            batch_size,
+            share_prefixes,
+            token_lp,
+            token_greedy,
+            progress,
+            total,
+        )
+
+    out: list[tuple[float, bool]] = []
+    for (ctx, cont), k in zip(encoded, req_seq, strict=True):
+        positions = range(len(ctx) - 1, len(ctx) + len(cont) - 1)
+        out.append(
+            (
+                float(sum(token_lp[k][j] for j in positions)),
+                all(token_greedy[k][j] for j in positions),
+            )
+        )
+    return out
+
+
+def _run_groups(
+    model: LoadedModel,
+    inputs: list[tuple[int, ...]],
+    seqs: list[tuple[int, ...]],
+    need_from: list[int],
+    requests_of: list[int],
+    base,
+    apply_head,
+    batch_size: int,
+    share_prefixes: bool,
+    token_lp: list[dict[int, float]],
+    token_greedy: list[dict[int, bool]],
+    progress: Progress | None,
+    total: int,
+) -> None:
+    """Padded batches (models whose attention takes no ready 4D mask, or no sharing):
+    groups of sequences under one shared prefix; the rest runs on its key/value cache."""
     # 2. groups that share a prefix (or one group per sequence).
     if share_prefixes:
         groups = _group_by_prefix(inputs, MIN_SHARED_PREFIX)
@@ -229,15 +311,9 @@ def loglikelihood_tokens(
         groups = [_Group(prefix_len=len(inp), members=[i]) for i, inp in enumerate(inputs)]
     groups.sort(key=lambda g: (g.prefix_len, max(len(inputs[m]) for m in g.members)))
 
-    # token_lp[k][j]: log P(seqs[k][j + 1] | seqs[k][: j + 1]) for the needed positions j.
-    token_lp: list[dict[int, float]] = [{} for _ in seqs]
-    token_greedy: list[dict[int, bool]] = [{} for _ in seqs]
-
-    base, apply_head = _output_layer(model)
     pad_id = model.tokenizer.pad_token_id
     if pad_id is None:
         pad_id = model.start_token_id or 0
-    batch_size = max(1, batch_size)
 
     # 3. chunks of groups with at most batch_size member sequences.
     chunks: list[list[_Group]] = []
@@ -252,26 +328,13 @@ def loglikelihood_tokens(
     if current:
         chunks.append(current)
 
-    packed = share_prefixes and _can_pack(model)
     done = 0
     with torch.inference_mode():
         for chunk in chunks:
-            run = _run_chunk_packed if packed else _run_chunk
-            run(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
+            _run_chunk(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
             done += sum(requests_of[m] for g in chunk for m in g.members)
             if progress is not None:
                 progress(done, total)
-
-    out: list[tuple[float, bool]] = []
-    for (ctx, cont), k in zip(encoded, req_seq, strict=True):
-        positions = range(len(ctx) - 1, len(ctx) + len(cont) - 1)
-        out.append(
-            (
-                float(sum(token_lp[k][j] for j in positions)),
-                all(token_greedy[k][j] for j in positions),
-            )
-        )
-    return out
 
 
 def _can_pack(model: LoadedModel) -> bool:
@@ -281,84 +344,95 @@ def _can_pack(model: LoadedModel) -> bool:
     return implementation in PACKABLE_ATTENTION
 
 
-def _run_chunk_packed(
-    chunk: list[_Group],
+def _run_tree(
     inputs: list[tuple[int, ...]],
+    seqs: list[tuple[int, ...]],
+    need_from: list[int],
+    requests_of: list[int],
+    base,
+    apply_head,
+    batch_size: int,
+    token_lp: list[dict[int, float]],
+    token_greedy: list[dict[int, bool]],
+    progress: Progress | None,
+    total: int,
+) -> None:
+    """Every distinct prefix runs once: the prefix tree of the inputs, cut into chunks of
+    whole subtrees (at most batch_size sequences, CHUNK_MAX_TOKENS positions), each chunk
+    one packed row (`_run_chunk_packed`). A sequence is scored in the first chunk holding
+    its last input token, which holds its whole path; each (state, target) pair goes
+    through the output layer once."""
+    tree = PrefixTree(inputs)
+    chunks = plan_chunks(tree, batch_size, CHUNK_MAX_TOKENS)
+    first_chunk: dict[int, int] = {}
+    for c, chunk in enumerate(chunks):
+        for node in chunk:
+            first_chunk.setdefault(node, c)
+    scored_in: list[list[int]] = [[] for _ in chunks]
+    for k, terminal in enumerate(tree.terminal):
+        scored_in[first_chunk[terminal]].append(k)
+    done_rows: dict[tuple[int, int], tuple[float, bool]] = {}
+    done = 0
+    with torch.inference_mode():
+        for chunk, members in zip(chunks, scored_in, strict=True):
+            _run_chunk_packed(members, chunk, tree, seqs, need_from, base, apply_head, done_rows)
+            for k in members:
+                path = tree.path[k]
+                for j in range(need_from[k], len(inputs[k])):
+                    token_lp[k][j], token_greedy[k][j] = done_rows[(path[j], seqs[k][j + 1])]
+            done += sum(requests_of[k] for k in members)
+            if progress is not None:
+                progress(done, total)
+
+
+def _run_chunk_packed(
+    members: list[int],
+    chunk: list[int],
+    tree: PrefixTree,
     seqs: list[tuple[int, ...]],
     need_from: list[int],
     base,
     apply_head,
-    pad_id: int,
-    token_lp: list[dict[int, float]],
-    token_greedy: list[dict[int, bool]],
+    done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
-    """One forward call over one row holding every group of the chunk without padding:
-    each group's prefix once, then each member's own rest. A block mask lets a token see
-    its group's prefix and its own sequence's earlier tokens only, and the positions
-    restart for every sequence, so each token's state is the one it has alone."""
-    tokens: list[int] = []
-    positions: list[int] = []
-    group_of: list[int] = []
-    member_of: list[int] = []  # -1 inside a shared prefix
-    prefix_at: list[int] = []  # row index of each group's first prefix token
-    suffix_at: dict[int, int] = {}  # row index of each member's first own token
-    for gi, g in enumerate(chunk):
-        prefix = inputs[g.members[0]][: g.prefix_len]
-        prefix_at.append(len(tokens))
-        tokens += prefix
-        positions += range(len(prefix))
-        group_of += [gi] * len(prefix)
-        member_of += [-1] * len(prefix)
-        for m in g.members:
-            rest = inputs[m][g.prefix_len :]
-            suffix_at[m] = len(tokens)
-            tokens += rest
-            positions += range(g.prefix_len, len(inputs[m]))
-            group_of += [gi] * len(rest)
-            member_of += [m] * len(rest)
-
-    n = len(tokens)
-    group_t = torch.tensor(group_of)
-    member_t = torch.tensor(member_of)
+    """One forward call over one row holding the chunk's prefix-tree nodes in depth-first
+    order, without padding. The mask lets a node see its ancestors and itself only, and
+    its position is its depth, so each node's state is the one it has in its sequences
+    alone. The output layer then runs at the (node, next token) pairs that the chunk's
+    sequences score and no earlier chunk did."""
+    n = len(chunk)
+    row_of = {node: i for i, node in enumerate(chunk)}
     index = torch.arange(n)
-    allowed = (
-        (group_t[:, None] == group_t[None, :])
-        & (index[None, :] <= index[:, None])
-        & ((member_t[None, :] == -1) | (member_t[None, :] == member_t[:, None]))
-    )
-    dtype = next(base.parameters()).dtype
-    mask = torch.zeros((1, 1, n, n), dtype=dtype)
-    mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
-    hidden = base(
-        input_ids=torch.tensor([tokens]),
-        attention_mask=mask,
-        position_ids=torch.tensor([positions]),
-        use_cache=False,
-    ).last_hidden_state[0]  # [n, H]
+    end = torch.tensor(ancestor_intervals(tree, chunk))
+    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
+    tokens = torch.tensor([tree.token[node] for node in chunk])
+    positions = torch.tensor([tree.depth[node] for node in chunk])
+    if fast_llama.supports(base):
+        hidden = fast_llama.hidden_states(base, tokens, positions, allowed)
+    else:
+        dtype = next(base.parameters()).dtype
+        mask = torch.zeros((1, 1, n, n), dtype=dtype)
+        mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
+        hidden = base(
+            input_ids=tokens[None], attention_mask=mask, position_ids=positions[None], use_cache=False
+        ).last_hidden_state[0]  # [n, H]
 
-    rows: list[int] = []
-    targets: list[int] = []
-    owners: list[tuple[int, int, int]] = []  # (sequence, position, row)
-    shared: dict[tuple[int, int, int], int] = {}  # (group, position, target) -> row in the prefix
-    for gi, g in enumerate(chunk):
-        for m in g.members:
-            for j in range(need_from[m], len(inputs[m])):
-                target = seqs[m][j + 1]
-                if j < g.prefix_len:  # a shared state: one output-layer row per target
-                    key = (gi, j, target)
-                    row = shared.get(key)
-                    if row is None:
-                        row = shared[key] = len(targets)
-                        rows.append(prefix_at[gi] + j)
-                        targets.append(target)
-                else:
-                    row = len(targets)
-                    rows.append(suffix_at[m] + j - g.prefix_len)
-                    targets.append(target)
-                owners.append((m, j, row))
-    if not rows:
+    keys: list[tuple[int, int]] = []
+    wanted: set[tuple[int, int]] = set()
+    for k in members:
+        path = tree.path[k]
+        for j in range(need_from[k], len(path)):
+            key = (path[j], seqs[k][j + 1])
+            if key not in done_rows and key not in wanted:
+                wanted.add(key)
+                keys.append(key)
+    if not keys:
         return
-    _store(apply_head, hidden[torch.tensor(rows)], targets, owners, token_lp, token_greedy)
+    rows = torch.tensor([row_of[node] for node, _ in keys])
+    targets = torch.tensor([t for _, t in keys], dtype=torch.long)
+    logprobs, greedy = _score_rows(apply_head, hidden[rows], targets)
+    for key, lp, g in zip(keys, logprobs.tolist(), greedy.tolist(), strict=True):
+        done_rows[key] = (lp, g)
 
 
 def _run_chunk(

@@ -1,0 +1,99 @@
+"""The compute bound of scoring requests with a causal LM on this machine, measured in the run.
+
+Shared by the scoring benches: the work is counted from the requests (their tokens, the
+distinct nodes of their prefix tree, the (node, next token) pairs whose log-probability
+is needed) and from the model (multiply-adds of its linear layers a token, and of its
+output layer a scored row), and the machine's fp32 matrix-product rate is measured with
+the model's own weight matrices and row counts. The bound is the time those matrix
+products alone take at that rate: attention, norms, activations and Python are extra.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass
+class Work:
+    tokens: int  # tokens of all requests, start token included (what padding-free one-by-one runs)
+    nodes: int  # distinct prefixes: positions a prefix tree runs
+    rows: int  # distinct (node, next token) pairs scored: output-layer rows
+
+
+def count_work(loaded, requests: Sequence[tuple[str, str]]) -> Work:
+    """Tokens, prefix-tree nodes and scored rows of (context, continuation) requests."""
+    from evaluation.lm.scorers.causal import encode_pair
+    from evaluation.lm.scorers.prefix_tree import PrefixTree
+
+    encoded = [encode_pair(loaded, c, x) for c, x in requests]
+    seqs = [ctx + cont for ctx, cont in encoded]
+    tree = PrefixTree([s[:-1] for s in seqs])
+    rows = set()
+    for (ctx, _), seq, path in zip(encoded, seqs, tree.path, strict=True):
+        for j in range(len(ctx) - 1, len(seq) - 1):
+            rows.add((path[j], seq[j + 1]))
+    return Work(tokens=sum(len(s) for s in seqs), nodes=len(tree), rows=len(rows))
+
+
+def linear_weights(hf_model):
+    """(weights of the linear layers below the output layer, the output layer's weight)."""
+    import torch
+
+    head = hf_model.get_output_embeddings()
+    base = getattr(hf_model, hf_model.base_model_prefix)
+    body = [m.weight for m in base.modules() if isinstance(m, torch.nn.Linear)]
+    # GPT-2 style Conv1D layers hold their weight transposed
+    body += [m.weight.t() for m in base.modules() if type(m).__name__ == "Conv1D"]
+    return body, head.weight
+
+
+def flops(hf_model) -> tuple[float, float]:
+    """(FLOPs a token in the linear layers below the output layer, FLOPs a scored row in
+    the output layer): 2 per multiply-add."""
+    body, head = linear_weights(hf_model)
+    return 2.0 * sum(w.numel() for w in body), 2.0 * head.numel()
+
+
+def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) -> tuple[float, float]:
+    """Measured fp32 FLOP/s of (every linear layer below the output layer on ``rows`` rows,
+    the output layer on ``head_rows`` rows), with the model's own weights; the best of
+    repeats over about ``seconds`` each."""
+    import torch
+    import torch.nn.functional as F
+
+    body, head = linear_weights(hf_model)
+    body_flops, head_flops = flops(hf_model)
+
+    def best(fn, budget: float) -> float:
+        fn()
+        times: list[float] = []
+        started = time.perf_counter()
+        while time.perf_counter() - started < budget or len(times) < 3:
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    with torch.inference_mode():
+        x = torch.randn(rows, body[0].shape[1])
+        inputs = {w.shape[1]: torch.randn(rows, w.shape[1]) for w in body}
+        x = torch.randn(max(1, head_rows), head.shape[1])
+
+        def run_body() -> None:
+            for w in body:
+                F.linear(inputs[w.shape[1]], w)
+
+        def run_head() -> None:
+            F.linear(x, head)
+
+        t_body = best(run_body, seconds)
+        t_head = best(run_head, seconds / 2)
+    return body_flops * rows / t_body, head_flops * max(1, head_rows) / t_head
+
+
+def bound_seconds(
+    work: Work, body_flops: float, head_flops: float, body_rate: float, head_rate: float
+) -> float:
+    return work.nodes * body_flops / body_rate + work.rows * head_flops / head_rate
