@@ -168,12 +168,18 @@ Fit = Callable[[Inputs, npt.NDArray[np.bool_]], npt.NDArray[np.int64]]
 
 
 def aflite(
-    features: Any, labels: Any, *, params: AfliteParams | None = None, max_iterations: int | None = None
+    features: Any,
+    labels: Any,
+    *,
+    params: AfliteParams | None = None,
+    max_iterations: int | None = None,
+    on_iteration: Callable[[AfliteIteration], None] | None = None,
 ) -> AfliteResult:
     """Run Algorithm 1 on ``features`` ((N, D) or (N, C, D), see ``evaluation.audit.data``)
     and ``labels``; the m classifiers of an iteration train together as one batched model.
     ``max_iterations`` stops after that many passes of the while loop (not part of the
-    algorithm: the bench compares the first passes with the scikit-learn loop)."""
+    algorithm: the bench compares the first passes with the scikit-learn loop);
+    ``on_iteration`` is called after each pass (progress for a job, timing for the bench)."""
     from evaluation.audit import linear  # torch: only on the worker that runs the audit
 
     p = params or AfliteParams()
@@ -185,10 +191,17 @@ def aflite(
             sub, train, c=p.c, max_iter=p.max_iter, tol=p.tol, float64=p.float64
         ).predictions
 
-    return run(inputs, p, fit, max_iterations=max_iterations)
+    return run(inputs, p, fit, max_iterations=max_iterations, on_iteration=on_iteration)
 
 
-def run(inputs: Inputs, p: AfliteParams, fit: Fit, *, max_iterations: int | None = None) -> AfliteResult:
+def run(
+    inputs: Inputs,
+    p: AfliteParams,
+    fit: Fit,
+    *,
+    max_iterations: int | None = None,
+    on_iteration: Callable[[AfliteIteration], None] | None = None,
+) -> AfliteResult:
     """Algorithm 1's loop around any ``fit`` (m training masks -> m rows of predictions)."""
     assert p.t is not None and p.target_n is not None
     rng = np.random.default_rng(p.seed)
@@ -227,6 +240,8 @@ def run(inputs: Inputs, p: AfliteParams, fit: Fit, *, max_iterations: int | None
             )
         )
         active = np.delete(active, chosen)
+        if on_iteration is not None:
+            on_iteration(iterations[-1])
         if chosen.size < p.k:
             stopped = "early"
             break
