@@ -57,6 +57,17 @@ class CartographyResult:
     def region_counts(self) -> dict[str, int]:
         return {r.value: sum(1 for x in self.regions if x is r) for r in Region}
 
+    def summary(self) -> dict[str, Any]:
+        """What a run records beside the per-item arrays (JSON-ready)."""
+        return {
+            "params": self.params,
+            "items": int(self.confidence.size),
+            "regions": self.region_counts(),
+            "mean_confidence": float(self.confidence.mean()),
+            "mean_variability": float(self.variability.mean()),
+            "mean_correctness": float(self.correctness.mean()),
+        }
+
 
 def regions(
     confidence: npt.NDArray[np.float64], variability: npt.NDArray[np.float64], share: float = REGION_SHARE

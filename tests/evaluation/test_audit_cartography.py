@@ -45,6 +45,9 @@ def test_confidence_variability_and_correctness_summarise_the_epochs():
     decided = result.probabilities != 0.5
     assert np.array_equal(result.correct[decided], result.probabilities[decided] > 0.5)
     assert result.params["epochs"] == 4 and result.params["seed"] == 5
+    summary = result.summary()
+    assert summary["items"] == 300 and sum(summary["regions"].values()) == 300
+    assert summary["mean_confidence"] == pytest.approx(result.confidence.mean())
 
 
 def test_the_same_seed_gives_the_same_map():
