@@ -76,7 +76,7 @@ def partial_input_baseline(
     repeats: int = 1,
     c: float = 1.0,
     max_iter: int = 500,
-    tol: float = 1e-5,
+    tol: float = 1e-6,
     standardize: bool = True,
 ) -> BaselineResult:
     """Cross-validated accuracy of a logistic regression on ``features`` ((N, D) or

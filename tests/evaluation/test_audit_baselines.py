@@ -8,6 +8,7 @@ from evaluation.audit.baselines import group_folds, partial_input_baseline
 from evaluation.audit.errors import AuditInputError
 from evaluation.audit.synthetic import leaky_set
 from evaluation.metrics.significance import lucky_draw, wilson_interval
+from tests.evaluation.audit_threads import one_torch_thread  # noqa: F401 (autouse)
 
 
 @pytest.mark.parametrize("options", [None, 2])

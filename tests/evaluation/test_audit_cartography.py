@@ -7,6 +7,7 @@ import pytest
 from evaluation.audit.cartography import Region, cartography, regions
 from evaluation.audit.errors import AuditInputError
 from evaluation.audit.synthetic import leaky_set
+from tests.evaluation.audit_threads import one_torch_thread  # noqa: F401 (autouse)
 
 
 def _set_with_flipped_labels(n=1000, seed=0):
