@@ -83,19 +83,23 @@ def fit_predict(
     )
 
 
-Objective = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+Objective = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
 def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> tuple[torch.Tensor, int, int]:
-    """Minimise m independent objectives at once: ``fun(theta)`` takes ``(m, P)``
-    parameters and returns the m values and their ``(m, P)`` gradients. Per model: the
-    L-BFGS two-loop direction from its last ``HISTORY`` pairs (pairs with s.y <= 0 are
-    dropped), a first step of min(1, 1/|g|_1), backtracking by halves to the Armijo
-    condition (c1 = 1e-4); a model stops when its largest gradient entry is at most
-    ``tol`` or its line search cannot decrease the objective any more. Returns the
-    parameters, the iterations and the evaluations."""
-    f, g = fun(theta)
-    evaluations = 1
+    """Minimise m independent objectives at once: ``fun(theta, models)`` takes the
+    ``(len(models), P)`` parameters of the models listed and returns their values and
+    ``(len(models), P)`` gradients. Per model: the L-BFGS two-loop direction from its last
+    ``HISTORY`` pairs (pairs with s.y <= 0 are dropped), a first step of min(1, 1/|g|_1),
+    backtracking by halves to the Armijo condition (c1 = 1e-4); a model stops when its
+    largest gradient entry is at most ``tol`` or its line search cannot decrease the
+    objective any more. Only the models still moving are evaluated (a backtracking model
+    does not make the others compute again). Returns the parameters, the iterations and
+    the evaluations (counted in whole batches of m models)."""
+    m = theta.shape[0]
+    everyone = torch.arange(m)
+    f, g = fun(theta, everyone)
+    evaluations = 1.0
     active = g.abs().amax(1) > tol
     pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (s, y, rho), oldest first
     gamma = torch.clamp(1.0 / g.abs().sum(1).clamp(min=1e-300), max=1.0)  # H0 = gamma * I
@@ -116,20 +120,23 @@ def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> 
         uphill = slope >= 0  # not a descent direction (rounding): steepest descent instead
         d[uphill] = -g[uphill]
         slope = torch.where(uphill, -(g * g).sum(1), slope)
-        d[~active] = 0.0
         step = torch.ones_like(f)
-        accepted = ~active
+        trial, f_trial, g_trial = theta.clone(), f.clone(), g.clone()
+        pending = everyone[active]
         for _ in range(40):
-            trial = theta + step[:, None] * d
-            f_trial, g_trial = fun(trial)
-            evaluations += 1
-            accepted = accepted | (f_trial <= f + 1e-4 * step * slope)
-            if bool(accepted.all()):
+            trial[pending] = theta[pending] + step[pending, None] * d[pending]
+            value, grad = fun(trial[pending], pending)
+            evaluations += pending.numel() / m
+            f_trial[pending], g_trial[pending] = value, grad
+            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending]
+            pending = pending[~ok]
+            if pending.numel() == 0:
                 break
-            step = torch.where(accepted, step, step * 0.5)
+            step[pending] *= 0.5
         # a model whose line search found no decrease is as converged as its precision allows
-        stuck = ~accepted
-        keep = (accepted & active)[:, None]
+        stuck = torch.zeros(m, dtype=torch.bool)
+        stuck[pending] = True
+        keep = (active & ~stuck)[:, None]
         s_new = torch.where(keep, trial - theta, torch.zeros_like(theta))
         y_new = torch.where(keep, g_trial - g, torch.zeros_like(g))
         theta = torch.where(keep, trial, theta)
@@ -144,7 +151,7 @@ def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> 
             pairs.pop(0)
         active = active & ~stuck & (g.abs().amax(1) > tol)
         steps += 1
-    return theta, steps, evaluations
+    return theta, steps, int(np.ceil(evaluations))
 
 
 class _Batched:
@@ -207,35 +214,42 @@ class _Batched:
             z = torch.cat([torch.zeros_like(z), z], dim=-1)
         return z
 
-    def value_and_grad(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Each model's objective (float64, ``(m,)``) and its gradient (``(m, P)``)."""
-        w, b = self.unpack(theta)
+    def value_and_grad(self, theta: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The objectives (float64) and gradients of the ``models`` listed, whose
+        parameters are the rows of ``theta``: only their columns are computed."""
+        k, d, count = self.k, self.d, int(models.numel())
+        full = count == self.m
+        weight = self.weight if full else self.weight[:, models]
+        penalty = self.penalty if full else self.penalty[models]
+        dk = d * k
+        w = theta[:, :dk].reshape(count, d, k).permute(1, 0, 2).reshape(d, count * k)
         scores = self.x @ w
         if self.binary:
-            z = scores if b is None else scores + b.view(1, self.m)  # (N, m)
-            loss = (self.weight * (torch.nn.functional.softplus(z) - self.positive * z)).sum(
+            z = scores if not self.intercept else scores + theta[:, dk:].view(1, count)  # (N, count)
+            loss = (weight * (torch.nn.functional.softplus(z) - self.positive * z)).sum(
                 0, dtype=torch.float64
             )
-            dscores = (torch.sigmoid(z) - self.positive).mul_(self.weight)
-            db = dscores.sum(0).view(self.m, 1)
+            dscores = (torch.sigmoid(z) - self.positive).mul_(weight)
+            db = dscores.sum(0).view(count, 1)
         else:
-            log_p = torch.log_softmax(self.logits(theta), dim=-1)
-            loss = -(log_p.gather(-1, self.gold).squeeze(-1) * self.weight).sum(0, dtype=torch.float64)
-            dlogits = (log_p.exp_() - self.onehot).mul_(self.weight.unsqueeze(-1))  # (N, m, C)
+            gold = self.gold if full else self.gold[:, models]
+            onehot = self.onehot if full else self.onehot[:, models]
             if self.task is Task.MULTIPLE_CHOICE:
-                dscores = dlogits[..., 1:].permute(0, 2, 1).reshape(-1, self.m)
+                others = scores.view(self.n, self.classes - 1, count).permute(0, 2, 1)
+                logits = torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
             else:
-                dscores = dlogits.reshape(self.n, self.m * self.k)
+                logits = scores.view(self.n, count, k) + theta[:, dk:]
+            log_p = torch.log_softmax(logits, dim=-1)
+            loss = -(log_p.gather(-1, gold).squeeze(-1) * weight).sum(0, dtype=torch.float64)
+            dlogits = (log_p.exp_() - onehot).mul_(weight.unsqueeze(-1))  # (N, count, C)
+            if self.task is Task.MULTIPLE_CHOICE:
+                dscores = dlogits[..., 1:].permute(0, 2, 1).reshape(-1, count)
+            else:
+                dscores = dlogits.reshape(self.n, count * k)
             db = dlogits.sum(0)
-        gw = (
-            (self.x.T @ dscores)
-            .view(self.d, self.m, self.k)
-            .permute(1, 0, 2)
-            .reshape(self.m, self.d * self.k)
-        )
-        wt = theta[:, : self.d * self.k]
-        squares = (wt.to(torch.float64) ** 2).sum(1)
-        value = loss + self.penalty * squares
-        grad_w = gw + wt * (2.0 * self.penalty.to(self.dtype))[:, None]
+        gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
+        wt = theta[:, :dk]
+        value = loss + penalty * (wt.to(torch.float64) ** 2).sum(1)
+        grad_w = gw + wt * (2.0 * penalty.to(self.dtype))[:, None]
         grad = torch.cat([grad_w, db.to(self.dtype)], dim=1) if self.intercept else grad_w
         return value, grad
