@@ -1,0 +1,255 @@
+"""Many L2-regularised logistic regressions trained at once (torch; no Django).
+
+The models share one feature matrix and differ in which items they train on: a
+``(m, N)`` boolean mask. Their weights are one tensor, ``(D, m*K)``, so every evaluation
+is one matrix product ``X @ W`` over all N items (memory-light: no per-model copy of the
+training rows) and one ``X^T G`` for the gradient; the loss of item i for model j counts
+only where ``train[j, i]``. Each model minimises scikit-learn's ``LogisticRegression``
+objective (lbfgs, L2) divided by ``C * t_j``: the mean log loss over its ``t_j`` training
+items plus ``|W_j|^2 / (2 C t_j)``, the intercept unpenalised.
+
+The optimiser is L-BFGS run for every model at once but **per model**: each keeps its own
+curvature pairs, step length (backtracking to the Armijo condition) and stopping test
+(its largest gradient entry below ``tol``), as m separate scikit-learn fits would; only
+the arithmetic is shared. (One L-BFGS over the sum of the m objectives reaches the same
+minima but shares one step length and mixes the models' curvature: about three times as
+many evaluations.)
+
+- classification, 2 classes: one weight vector and an intercept (a sigmoid), as
+  scikit-learn fits binary problems;
+- classification, C > 2: multinomial softmax, weights ``(D, C)`` and ``C`` intercepts;
+- multiple choice ``(N, C, D)``: one scorer ``w`` shared by the options, softmax across
+  them, no intercept (it would cancel); computed on the differences ``x_c - x_0`` (the
+  same softmax, one row fewer per item).
+
+Imported by the audit's functions inside their bodies, so the modules the web process
+imports never load torch.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from evaluation.audit.data import Inputs, Task
+
+#: Curvature pairs each model keeps (scipy's L-BFGS-B default, as scikit-learn uses).
+HISTORY = 10
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """Per model (rows) and item (columns): the predicted class or option, and the
+    probability the model gives the gold label. ``steps``: L-BFGS iterations run (the
+    slowest model's); ``evaluations``: batched objective evaluations."""
+
+    predictions: npt.NDArray[np.int64]
+    gold_probability: npt.NDArray[np.float32]
+    steps: int
+    evaluations: int
+
+
+def fit_predict(
+    inputs: Inputs,
+    train: npt.NDArray[np.bool_],
+    *,
+    c: float = 1.0,
+    max_iter: int = 500,
+    tol: float = 1e-6,
+    float64: bool = True,
+) -> Fitted:
+    """Train one model per row of ``train`` (``(m, N)``, True where the item is in that
+    model's training set) and predict every item with every model. ``float64``: compute
+    in double precision (as scikit-learn does on float64 input), so an item a hair from a
+    model's decision boundary gets the same prediction; float32 is about twice as fast."""
+    with torch.no_grad():
+        model = _Batched(inputs, train, c=c, dtype=torch.float64 if float64 else torch.float32)
+        theta, steps, evaluations = lbfgs(
+            model.value_and_grad,
+            torch.zeros(model.m, model.size, dtype=model.dtype),
+            max_iter=max_iter,
+            tol=tol,
+        )
+        logits = model.logits(theta)  # (N, m, C)
+        predictions = logits.argmax(-1).T.contiguous()
+        gold = torch.softmax(logits, -1).gather(-1, model.gold).squeeze(-1).T.contiguous()
+    return Fitted(
+        predictions=predictions.numpy().astype(np.int64),
+        gold_probability=gold.numpy().astype(np.float32),
+        steps=steps,
+        evaluations=evaluations,
+    )
+
+
+Objective = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> tuple[torch.Tensor, int, int]:
+    """Minimise m independent objectives at once: ``fun(theta, models)`` takes the
+    ``(len(models), P)`` parameters of the models listed and returns their values and
+    ``(len(models), P)`` gradients. Per model: the L-BFGS two-loop direction from its last
+    ``HISTORY`` pairs (pairs with s.y <= 0 are dropped), a first step of min(1, 1/|g|_1),
+    backtracking by halves to the Armijo condition (c1 = 1e-4); a model stops when its
+    largest gradient entry is at most ``tol`` or its line search cannot decrease the
+    objective any more. Only the models still moving are evaluated (a backtracking model
+    does not make the others compute again). Returns the parameters, the iterations and
+    the evaluations (counted in whole batches of m models)."""
+    m = theta.shape[0]
+    everyone = torch.arange(m)
+    f, g = fun(theta, everyone)
+    evaluations = 1.0
+    active = g.abs().amax(1) > tol
+    pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (s, y, rho), oldest first
+    gamma = torch.clamp(1.0 / g.abs().sum(1).clamp(min=1e-300), max=1.0)  # H0 = gamma * I
+    steps = 0
+    while steps < max_iter and bool(active.any()):
+        q = g.clone()
+        alphas = []
+        for s, y, rho in reversed(pairs):
+            a = rho * (s * q).sum(1)
+            q -= a[:, None] * y
+            alphas.append(a)
+        r = gamma[:, None] * q
+        for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
+            b = rho * (y * r).sum(1)
+            r += (a - b)[:, None] * s
+        d = -r
+        slope = (g * d).sum(1)
+        uphill = slope >= 0  # not a descent direction (rounding): steepest descent instead
+        d[uphill] = -g[uphill]
+        slope = torch.where(uphill, -(g * g).sum(1), slope)
+        step = torch.ones_like(f)
+        trial, f_trial, g_trial = theta.clone(), f.clone(), g.clone()
+        pending = everyone[active]
+        for _ in range(40):
+            trial[pending] = theta[pending] + step[pending, None] * d[pending]
+            value, grad = fun(trial[pending], pending)
+            evaluations += pending.numel() / m
+            f_trial[pending], g_trial[pending] = value, grad
+            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending]
+            pending = pending[~ok]
+            if pending.numel() == 0:
+                break
+            step[pending] *= 0.5
+        # a model whose line search found no decrease is as converged as its precision allows
+        stuck = torch.zeros(m, dtype=torch.bool)
+        stuck[pending] = True
+        keep = (active & ~stuck)[:, None]
+        s_new = torch.where(keep, trial - theta, torch.zeros_like(theta))
+        y_new = torch.where(keep, g_trial - g, torch.zeros_like(g))
+        theta = torch.where(keep, trial, theta)
+        f = torch.where(keep.squeeze(1), f_trial, f)
+        g = torch.where(keep, g_trial, g)
+        sy = (s_new * y_new).sum(1)
+        valid = sy > 1e-12 * (s_new * s_new).sum(1).sqrt() * (y_new * y_new).sum(1).sqrt()
+        rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+        gamma = torch.where(valid, sy / (y_new * y_new).sum(1).clamp(min=1e-300), gamma)
+        pairs.append((s_new, y_new, rho))
+        if len(pairs) > HISTORY:
+            pairs.pop(0)
+        active = active & ~stuck & (g.abs().amax(1) > tol)
+        steps += 1
+    return theta, steps, int(np.ceil(evaluations))
+
+
+class _Batched:
+    """The m models on one feature matrix: parameters as one ``(m, P)`` tensor (per model
+    its weights, ``D*K``, then its intercepts, ``K``, for classification), the objective
+    and its gradient written out (no autograd: a few passes over an (N, m) array)."""
+
+    def __init__(self, inputs: Inputs, train: npt.NDArray[np.bool_], *, c: float, dtype: torch.dtype) -> None:
+        x = torch.from_numpy(np.ascontiguousarray(inputs.features)).to(dtype)
+        n = inputs.n
+        m = int(train.shape[0])
+        d = int(x.shape[-1])
+        self.n, self.m, self.d, self.task, self.classes, self.dtype = (
+            n,
+            m,
+            d,
+            inputs.task,
+            inputs.classes,
+            dtype,
+        )
+        mask = torch.from_numpy(np.ascontiguousarray(train.T)).to(dtype)  # (N, m)
+        counts = mask.sum(0).clamp(min=1.0)  # t_j
+        self.weight = mask / counts  # the mean over each model's training items
+        labels = torch.from_numpy(inputs.labels)
+        self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
+        if inputs.task is Task.MULTIPLE_CHOICE:
+            # The softmax of scores w.x_c equals that of w.(x_c - x_0) with a 0 for option 0:
+            # the same function on C - 1 rows per item instead of C.
+            self.k = 1
+            self.x = (x[:, 1:, :] - x[:, :1, :]).reshape(n * (inputs.classes - 1), d)
+            self.intercept = False
+        else:
+            self.k = 1 if inputs.classes == 2 else inputs.classes
+            self.x = x
+            self.intercept = True
+        self.binary = inputs.classes == 2
+        self.size = d * self.k + (self.k if self.intercept else 0)
+        self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
+        if self.binary:
+            self.positive = (labels == 1).to(dtype).view(n, 1)  # gold is class/option 1
+        else:
+            self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
+
+    def unpack(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(D, m*K)`` weights (model j's K columns side by side) and ``(m, K)`` intercepts."""
+        dk = self.d * self.k
+        w = theta[:, :dk].reshape(self.m, self.d, self.k).permute(1, 0, 2).reshape(self.d, self.m * self.k)
+        return w, (theta[:, dk:] if self.intercept else None)
+
+    def logits(self, theta: torch.Tensor) -> torch.Tensor:
+        """(N, m, C): every model's logits for every item."""
+        w, b = self.unpack(theta)
+        scores = self.x @ w
+        if self.task is Task.MULTIPLE_CHOICE:
+            others = scores.view(self.n, self.classes - 1, self.m).permute(0, 2, 1)
+            return torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
+        assert b is not None
+        z = scores.view(self.n, self.m, self.k) + b
+        if self.k == 1:  # binary: the sigmoid is a softmax over (0, z)
+            z = torch.cat([torch.zeros_like(z), z], dim=-1)
+        return z
+
+    def value_and_grad(self, theta: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The objectives (float64) and gradients of the ``models`` listed, whose
+        parameters are the rows of ``theta``: only their columns are computed."""
+        k, d, count = self.k, self.d, int(models.numel())
+        full = count == self.m
+        weight = self.weight if full else self.weight[:, models]
+        penalty = self.penalty if full else self.penalty[models]
+        dk = d * k
+        w = theta[:, :dk].reshape(count, d, k).permute(1, 0, 2).reshape(d, count * k)
+        scores = self.x @ w
+        if self.binary:
+            z = scores if not self.intercept else scores + theta[:, dk:].view(1, count)  # (N, count)
+            loss = (weight * (torch.nn.functional.softplus(z) - self.positive * z)).sum(
+                0, dtype=torch.float64
+            )
+            dscores = (torch.sigmoid(z) - self.positive).mul_(weight)
+            db = dscores.sum(0).view(count, 1)
+        else:
+            gold = self.gold if full else self.gold[:, models]
+            onehot = self.onehot if full else self.onehot[:, models]
+            if self.task is Task.MULTIPLE_CHOICE:
+                others = scores.view(self.n, self.classes - 1, count).permute(0, 2, 1)
+                logits = torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
+            else:
+                logits = scores.view(self.n, count, k) + theta[:, dk:]
+            log_p = torch.log_softmax(logits, dim=-1)
+            loss = -(log_p.gather(-1, gold).squeeze(-1) * weight).sum(0, dtype=torch.float64)
+            dlogits = (log_p.exp_() - onehot).mul_(weight.unsqueeze(-1))  # (N, count, C)
+            if self.task is Task.MULTIPLE_CHOICE:
+                dscores = dlogits[..., 1:].permute(0, 2, 1).reshape(-1, count)
+            else:
+                dscores = dlogits.reshape(self.n, count * k)
+            db = dlogits.sum(0)
+        gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
+        wt = theta[:, :dk]
+        value = loss + penalty * (wt.to(torch.float64) ** 2).sum(1)
+        grad_w = gw + wt * (2.0 * penalty.to(self.dtype))[:, None]
+        grad = torch.cat([grad_w, db.to(self.dtype)], dim=1) if self.intercept else grad_w
+        return value, grad
