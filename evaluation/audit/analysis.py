@@ -17,15 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.audit.aflite import AfliteParams, aflite
-from evaluation.audit.baselines import partial_input_baseline
+from evaluation.audit.aflite import AfliteParams, AfliteResult, aflite
+from evaluation.audit.baselines import BaselineResult, partial_input_baseline
 from evaluation.audit.cartography import cartography
 from evaluation.audit.frozen import ViewFeatures
 from evaluation.audit.inputs import AuditInput
 from evaluation.metrics.comve import perplexity
 from evaluation.metrics.significance import lucky_draw, wilson_interval
-
-DEFAULTS: dict[str, Any] = {"folds": 5, "seed": 0, "epochs": 6}
 
 
 def _plain(value: Any) -> Any:
@@ -98,16 +96,16 @@ def lm_answers(audit_input: AuditInput, features: ViewFeatures) -> npt.NDArray[n
     return np.argmax(features.logprob, axis=1).astype(np.int64)
 
 
-def _baseline_fields(result: Any) -> dict[str, Any]:
-    low, high = result.interval
+def _baseline_fields(result: BaselineResult) -> dict[str, Any]:
     return {
-        "accuracy": float(result.accuracy),
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "majority": float(result.majority),
-        "p_value": float(result.p_value),
-        "n": int(np.asarray(result.correct).size),
-        "correct": int(np.asarray(result.correct).sum()),
+        "n": result.n,
+        "correct": result.correct,
+        "accuracy": result.accuracy,
+        "ci_low": result.wilson_low,
+        "ci_high": result.wilson_high,
+        "majority": result.majority_accuracy,
+        "p_value": result.p_value,
+        "repeats": result.repeats,
     }
 
 
@@ -120,6 +118,7 @@ def audit_analyse_features(
 ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(results, per-item columns) of one audit. ``params``: folds, seed, epochs."""
     folds, seed, epochs = int(params["folds"]), int(params["seed"]), int(params["epochs"])
+    repeats = int(params.get("repeats", 1))
     labels = audit_input.labels
     per_item: dict[str, list[Any]] = {"key": list(audit_input.keys), "label": _plain(labels)}
     for name, values in audit_input.extra.items():
@@ -127,15 +126,16 @@ def audit_analyse_features(
     baselines: list[dict[str, Any]] = []
     for name, view in audit_input.views.items():
         result = partial_input_baseline(
-            features[name].hidden, labels, groups=audit_input.groups, folds=folds, seed=seed
+            features[name].hidden, labels, groups=audit_input.groups, folds=folds, seed=seed, repeats=repeats
         )
-        correct = np.asarray(result.correct).astype(bool)
+        # twin pairs: an item counts as right when it was right in more than half the repeats
+        correct = np.asarray(result.right_share) > 0.5
         row = {"view": name, "title": view.title, **_baseline_fields(result)}
         pairs = pair_accuracy(audit_input, correct)
         if pairs is not None:
             row |= {f"pair_{k}": v for k, v in pairs.items()}
         baselines.append(row)
-        per_item[f"baseline_{name}"] = _plain(np.asarray(result.correct))
+        per_item[f"baseline_{name}"] = _plain(np.asarray(result.right_share))
     results: dict[str, Any] = {
         "items": audit_input.size,
         "dataset": audit_input.dataset,
@@ -144,6 +144,7 @@ def audit_analyse_features(
         if audit_input.groups is None
         else ("twin pair" if audit_input.twins else "question"),
         "seed": seed,
+        "repeats": repeats,
         "baselines": baselines,
     }
     if audit_input.lm_view is not None:
@@ -165,12 +166,12 @@ def audit_analyse_features(
             per_item["lm_margin_no_context"] = _plain(lp[rows, labels] - lp[rows, 1 - labels])
     full = features[audit_input.full_view].hidden
     carto = cartography(full, labels, epochs=epochs, seed=seed)
-    regions = [str(r) for r in carto.region]
+    regions = [str(r.value) for r in carto.regions]
     results["cartography"] = {
         "view": audit_input.full_view,
         "epochs": epochs,
         "seed": seed,
-        "regions": {r: regions.count(r) for r in sorted(set(regions))},
+        "regions": carto.region_counts(),
     }
     per_item["confidence"] = _plain(np.asarray(carto.confidence))
     per_item["variability"] = _plain(np.asarray(carto.variability))
@@ -185,20 +186,10 @@ def audit_analyse_features(
     return results, per_item
 
 
-def aflite_summary(filtered: Any, view: str) -> tuple[dict[str, Any], list[int | None]]:
+def aflite_summary(filtered: AfliteResult, view: str) -> tuple[dict[str, Any], list[int | None]]:
     """AfLite's result as the audit stores it: (summary, each item's iteration of removal or None)."""
-    removed_in: list[int | None] = []
-    for r in np.asarray(filtered.removed_in, dtype=object).tolist():
-        gone = r is not None and not (isinstance(r, float) and np.isnan(r)) and int(r) >= 0
-        removed_in.append(int(r) if gone else None)
-    summary = {
-        "view": view,
-        "params": _plain(filtered.params),
-        "iterations": _plain(filtered.iterations),
-        "kept": sum(r is None for r in removed_in),
-        "removed": sum(r is not None for r in removed_in),
-    }
-    return summary, removed_in
+    removed_in = [int(r) if r > 0 else None for r in np.asarray(filtered.removed_in).tolist()]
+    return {"view": view, **_plain(filtered.summary())}, removed_in
 
 
 #: The automatic scores compared with Trichelair's associative labels (higher = more associative).

@@ -16,8 +16,19 @@ from evaluation.registry import RegistryModel
 AFLITE_PREFIX = "aflite_"
 
 
+#: AfLite's parameters the form offers (its seed is the audit's)
+AFLITE_FORM_FIELDS = ("m", "t", "k", "tau", "target_n")
+AFLITE_HELP = {
+    "m": "partitions (classifiers) per iteration; WinoGrande 64",
+    "t": "training items per partition; empty: min(10,000, target size - 1)",
+    "k": "items removed per iteration at most; WinoGrande 500",
+    "tau": "predictability threshold; WinoGrande 0.75",
+    "target_n": "stop at this many items; empty: a quarter of the set",
+}
+
+
 def aflite_fields() -> list[dataclasses.Field[Any]]:
-    return [f for f in dataclasses.fields(AfliteParams) if f.default is not dataclasses.MISSING]
+    return [f for f in dataclasses.fields(AfliteParams) if f.name in AFLITE_FORM_FIELDS]
 
 
 class AuditStartForm(forms.Form):

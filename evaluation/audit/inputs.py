@@ -27,16 +27,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from core.errors import WinnowError
+from evaluation.audit.errors import AuditInputError
 from evaluation.release_data import model_text
 from evaluation.scorers.types import WscText
 from evaluation.scorers.wsc import substitute
-
-
-class AuditInputError(WinnowError):
-    """Items an audit cannot use; the message names the setting at fault."""
-
-    status = 400
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ over the features read back from the cache.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,6 +32,7 @@ from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of, user_is_curator
 from evaluation import model_cache
 from evaluation.audit.aflite import AfliteParams
+from evaluation.audit.errors import AuditInputError
 from evaluation.audit.frozen import (
     TextFeatures,
     compute_features,
@@ -39,7 +41,7 @@ from evaluation.audit.frozen import (
     text_sha256,
     view_arrays,
 )
-from evaluation.audit.inputs import SPECS, AuditInput, AuditInputError, audit_input
+from evaluation.audit.inputs import SPECS, AuditInput, audit_input
 from evaluation.modeling import model_sha256
 from evaluation.models import Audit, AuditChunk, AuditStatus, ChunkStatus, FeatureVector
 from evaluation.selectors import model_get
@@ -182,17 +184,12 @@ def aflite_params_of(values: Mapping[str, Any]) -> AfliteParams:
     """AfLite's parameters from a request (defaults: WinoGrande's settings, as AfliteParams has them)."""
     try:
         return AfliteParams(**dict(values))
-    except TypeError as exc:
-        names = ", ".join(f.name for f in _fields(AfliteParams))
-        raise AuditError(f"aflite: {exc}; the parameters are {names}", field="aflite") from None
-    except ValueError as exc:
-        raise AuditError(f"aflite: {exc}", field="aflite") from None
-
-
-def _fields(cls: Any) -> list[Any]:
-    import dataclasses
-
-    return list(dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else []
+    except TypeError:
+        names = ", ".join(f.name for f in dataclasses.fields(AfliteParams))
+        unknown = ", ".join(sorted(set(values) - {f.name for f in dataclasses.fields(AfliteParams)}))
+        raise AuditError(
+            f"aflite: unknown parameter {unknown or '?'}; the parameters are {names}", field="aflite"
+        ) from None
 
 
 def check_sizes(built: AuditInput, *, folds: int, aflite: AfliteParams) -> None:
@@ -205,13 +202,13 @@ def check_sizes(built: AuditInput, *, folds: int, aflite: AfliteParams) -> None:
             f"folds: {folds} folds need at least {folds} {unit}; {built.source_name} has {groups}",
             field="folds",
         )
-    for name in ("train_size", "target_size"):
-        size = getattr(aflite, name, None)
-        if size is not None and int(size) >= n:
-            raise AuditError(
-                f"aflite.{name}: {size} is not below the {n} items of {built.source_name}",
-                field=f"aflite.{name}",
-            )
+    try:
+        aflite.resolved(n)
+    except AuditInputError as exc:
+        name = exc.message.split(":", 1)[0]
+        raise AuditError(
+            f"aflite.{exc.message} ({built.source_name}: {n} items)", field=f"aflite.{name}"
+        ) from None
 
 
 # --- create -------------------------------------------------------------------------------
@@ -224,6 +221,7 @@ def audit_create(
     folds: Any = 5,
     seed: Any = 0,
     epochs: Any = 6,
+    repeats: Any = 5,
     aflite: Mapping[str, Any] | None = None,
     chunk_texts: Any = DEFAULT_CHUNK_TEXTS,
     created_by: Actor | None,
@@ -238,8 +236,9 @@ def audit_create(
     folds = _whole("folds", folds, 2, 20)
     seed = _whole("seed", seed, 0, 2**32 - 1)
     epochs = _whole("epochs", epochs, 2, 100)
+    repeats = _whole("repeats", repeats, 1, 50)
     chunk_texts = _whole("chunk_texts", chunk_texts, 1, 100_000)
-    params_aflite = aflite_params_of(aflite or {})
+    params_aflite = aflite_params_of({"seed": seed, **dict(aflite or {})})
     try:
         built = audit_input(source.dataset, source.rows())
     except AuditInputError as exc:
@@ -252,8 +251,9 @@ def audit_create(
         "folds": folds,
         "seed": seed,
         "epochs": epochs,
+        "repeats": repeats,
         "chunk_texts": chunk_texts,
-        "aflite": analysis_plain(params_aflite),
+        "aflite": params_aflite.as_dict(),
         "features": f"mean-pooled last hidden states ({entry.kind_label}) of the {built.full_view} input",
     }
     with transaction.atomic():
@@ -277,12 +277,6 @@ def audit_create(
             for i, start in enumerate(range(0, len(texts), chunk_texts))
         )
     return audit
-
-
-def analysis_plain(params: AfliteParams) -> dict[str, Any]:
-    import dataclasses
-
-    return dict(dataclasses.asdict(params)) if dataclasses.is_dataclass(params) else dict(vars(params))
 
 
 # --- the features ---------------------------------------------------------------------------
@@ -509,7 +503,7 @@ def audit_aflite(*, audit: Audit, aflite: Mapping[str, Any] | None = None) -> Af
     if audit.status != AuditStatus.DONE:
         raise AuditError(f"audit #{audit.pk} is {audit.status}, not done", field="audit")
     stored = dict(audit.params.get("aflite") or {})
-    wanted = analysis_plain(aflite_params_of({**stored, **dict(aflite or {})}))
+    wanted = aflite_params_of({**stored, **dict(aflite or {})}).as_dict()
     keys = list(audit.per_item.get("key") or [])
     if wanted == stored:
         return AfliteRun(

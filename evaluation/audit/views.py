@@ -148,7 +148,9 @@ def audit_filtered_release(request: HttpRequest, audit_id: int) -> HttpResponse:
         raise Http404("no such audit")
     form = FilteredReleaseForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()))
+        messages.error(
+            request, "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
+        )
         return redirect("evaluation:audit-detail", audit_id=audit.pk)
     release = audit_filtered_release_create(
         audit=audit, name=form.cleaned_data["name"], version=form.cleaned_data["version"], user=request.user

@@ -13,7 +13,7 @@ from releases.models import Release
 from tests.evaluation.tiny_models import build_tiny_causal
 from tests.releases.factories import make_reasons, published_release
 
-AFLITE_SMALL = {"ensemble": 8, "train_size": 12, "cutoff": 4, "threshold": 0.6, "target_size": 16}
+AFLITE_SMALL = {"m": 8, "t": 6, "k": 4, "tau": 0.6, "target_n": 12}
 
 
 @pytest.fixture(scope="session")

@@ -70,7 +70,7 @@ def test_a_comve_audit_scores_each_statement_alone(
     [
         ({"model": "no-such-model"}, "model"),
         ({"folds": 30}, "folds"),
-        ({"aflite": {**AFLITE_SMALL, "train_size": 500}}, "aflite.train_size"),
+        ({"aflite": {**AFLITE_SMALL, "target_n": 500}}, "aflite.target_n"),
         ({"aflite": {"no_such_parameter": 1}}, "aflite"),
     ],
 )

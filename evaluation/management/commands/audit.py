@@ -59,6 +59,12 @@ class Command(LaidOutHelpCommand):
         parser.add_argument("--seed", type=int, default=0, help="seed of the folds, cartography and AfLite")
         parser.add_argument("--epochs", type=int, default=6, help="cartography's training epochs (default 6)")
         parser.add_argument(
+            "--repeats",
+            type=int,
+            default=5,
+            help="fold draws per baseline (default 5): how often each item was right",
+        )
+        parser.add_argument(
             "--aflite",
             action="append",
             default=[],
@@ -104,6 +110,7 @@ class Command(LaidOutHelpCommand):
                 folds=options["folds"],
                 seed=options["seed"],
                 epochs=options["epochs"],
+                repeats=options["repeats"],
                 aflite=aflite,
                 chunk_texts=options["chunk_texts"],
                 created_by=user,
