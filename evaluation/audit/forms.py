@@ -47,6 +47,12 @@ class AuditStartForm(forms.Form):
     epochs = forms.IntegerField(
         initial=6, min_value=2, max_value=100, help_text="Cartography's training epochs"
     )
+    repeats = forms.IntegerField(
+        initial=5,
+        min_value=1,
+        max_value=50,
+        help_text="Fold draws per baseline (each item: how often it was right)",
+    )
     chunk_texts = forms.IntegerField(
         label="Texts per chunk",
         initial=DEFAULT_CHUNK_TEXTS,
@@ -64,13 +70,9 @@ class AuditStartForm(forms.Form):
         source.choices = [("", "choose a release or a collection"), *sources]
         model.choices = [("", "choose a model"), *((m.name, m.label) for m in models)]
         for f in aflite_fields():
-            kind = (
-                forms.IntegerField
-                if isinstance(f.default, int) and not isinstance(f.default, bool)
-                else forms.FloatField
-            )
+            kind = forms.FloatField if "float" in str(f.type) else forms.IntegerField
             self.fields[AFLITE_PREFIX + f.name] = kind(
-                label=f"AfLite: {f.name.replace('_', ' ')}", initial=f.default, required=False
+                label=f"AfLite {f.name}", initial=f.default, required=False, help_text=AFLITE_HELP[f.name]
             )
 
     def service_arguments(self) -> dict[str, Any]:
