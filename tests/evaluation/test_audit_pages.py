@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from evaluation.audit.selectors import AUDIT_TABLES
-from evaluation.audit.services import audit_create, audit_run_here, source_of_collection, source_of_release
+from evaluation.audit.services import audit_create, audit_run_here, source_of_release
 from evaluation.models import Audit, AuditStatus
 from releases.models import Release, ReleaseStatus
 from releases.services import release_folder
