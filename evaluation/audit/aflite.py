@@ -42,7 +42,8 @@ class AfliteParams:
     ``t`` None: ``min(10,000, target_n - 1)``. ``target_n`` None: a quarter of the set
     (at least 2). ``c``: inverse L2 strength, as scikit-learn's ``C``. ``max_iter`` and
     ``tol``: the L-BFGS limits. ``standardize``: z-score each feature dimension over the
-    whole input set once, before the first partition."""
+    whole input set once, before the first partition. ``float64``: train in double
+    precision (``evaluation.audit.linear``)."""
 
     m: int = 64
     t: int | None = None
@@ -54,6 +55,7 @@ class AfliteParams:
     max_iter: int = 500
     tol: float = 1e-5
     standardize: bool = True
+    float64: bool = True
 
     def resolved(self, n_items: int) -> "AfliteParams":
         """The parameters with ``target_n`` and ``t`` filled in for a set of ``n_items``,
@@ -111,7 +113,8 @@ class AfliteResult:
     removed it, 0 for kept items; ``scores`` its last predictability score (the one it
     was removed with, or the last iteration's for kept items). ``params``: every
     parameter as run (``t`` and ``target_n`` resolved), the seed included. ``stopped``:
-    ``"early"`` (fewer than k reached tau) or ``"target"`` (|S| <= target_n)."""
+    ``"early"`` (fewer than k reached tau), ``"target"`` (|S| <= target_n) or
+    ``"max_iterations"`` (cut short by the caller)."""
 
     kept: npt.NDArray[np.bool_]
     removed_in: npt.NDArray[np.int64]
@@ -164,9 +167,19 @@ def predictability(
 Fit = Callable[[Inputs, npt.NDArray[np.bool_]], npt.NDArray[np.int64]]
 
 
-def aflite(features: Any, labels: Any, *, params: AfliteParams | None = None) -> AfliteResult:
+def aflite(
+    features: Any,
+    labels: Any,
+    *,
+    params: AfliteParams | None = None,
+    max_iterations: int | None = None,
+    on_iteration: Callable[[AfliteIteration], None] | None = None,
+) -> AfliteResult:
     """Run Algorithm 1 on ``features`` ((N, D) or (N, C, D), see ``evaluation.audit.data``)
-    and ``labels``; the m classifiers of an iteration train together as one batched model."""
+    and ``labels``; the m classifiers of an iteration train together as one batched model.
+    ``max_iterations`` stops after that many passes of the while loop (not part of the
+    algorithm: the bench compares the first passes with the scikit-learn loop);
+    ``on_iteration`` is called after each pass (progress for a job, timing for the bench)."""
     from evaluation.audit import linear  # torch: only on the worker that runs the audit
 
     p = params or AfliteParams()
@@ -174,12 +187,21 @@ def aflite(features: Any, labels: Any, *, params: AfliteParams | None = None) ->
     p = p.resolved(inputs.n)
 
     def fit(sub: Inputs, train: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-        return linear.fit_predict(sub, train, c=p.c, max_iter=p.max_iter, tol=p.tol).predictions
+        return linear.fit_predict(
+            sub, train, c=p.c, max_iter=p.max_iter, tol=p.tol, float64=p.float64
+        ).predictions
 
-    return run(inputs, p, fit)
+    return run(inputs, p, fit, max_iterations=max_iterations, on_iteration=on_iteration)
 
 
-def run(inputs: Inputs, p: AfliteParams, fit: Fit) -> AfliteResult:
+def run(
+    inputs: Inputs,
+    p: AfliteParams,
+    fit: Fit,
+    *,
+    max_iterations: int | None = None,
+    on_iteration: Callable[[AfliteIteration], None] | None = None,
+) -> AfliteResult:
     """Algorithm 1's loop around any ``fit`` (m training masks -> m rows of predictions)."""
     assert p.t is not None and p.target_n is not None
     rng = np.random.default_rng(p.seed)
@@ -190,6 +212,9 @@ def run(inputs: Inputs, p: AfliteParams, fit: Fit) -> AfliteResult:
     iterations: list[AfliteIteration] = []
     stopped = "target"
     while active.size > p.target_n:
+        if max_iterations is not None and len(iterations) >= max_iterations:
+            stopped = "max_iterations"
+            break
         train = draw_partitions(rng, active.size, p.m, p.t)
         tie = draw_tie_keys(rng, active.size)
         sub = Inputs(
@@ -215,6 +240,8 @@ def run(inputs: Inputs, p: AfliteParams, fit: Fit) -> AfliteResult:
             )
         )
         active = np.delete(active, chosen)
+        if on_iteration is not None:
+            on_iteration(iterations[-1])
         if chosen.size < p.k:
             stopped = "early"
             break

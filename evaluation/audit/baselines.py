@@ -11,7 +11,7 @@ frequent right option), the Wilson 95% interval and the one-sided binomial test 
 correct count against the majority rate (``evaluation.metrics.significance``).
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -48,10 +48,7 @@ class BaselineResult:
 
     def summary(self) -> dict[str, Any]:
         """Everything but the per-item arrays (JSON-ready)."""
-        out = asdict(self)
-        out.pop("right_share")
-        out.pop("fold")
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("right_share", "fold")}
 
 
 def group_folds(codes: npt.NDArray[np.int64], folds: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:

@@ -10,12 +10,13 @@ arg-max was the gold label. Per item: ``confidence`` = mean of the gold probabil
 over epochs, ``variability`` = their standard deviation (population, ``np.std``),
 ``correctness`` = the share of epochs it was predicted right.
 
-Regions, as the paper selects its subsets (33% each): ``ambiguous`` the third with the
-highest variability, ``easy-to-learn`` the third with the highest confidence,
-``hard-to-learn`` the third with the lowest confidence; an item in two (rare: high
-variability sits at middling confidence) takes the first in that order; the rest are
-``other``. On the map (variability on x, confidence on y) easy-to-learn sits top left,
-hard-to-learn bottom left, ambiguous to the right.
+Regions, from the paper's three 33% subsets: ``easy-to-learn`` the third with the highest
+confidence, ``hard-to-learn`` the third with the lowest confidence, ``ambiguous`` the
+third with the highest variability. An item in two subsets takes the confidence one: on
+the map (variability on x, confidence on y) easy-to-learn sits top left, hard-to-learn
+bottom left and ambiguous to the right at middling confidence, and a classifier that
+learns steadily gives its easiest and hardest items high variability too. Items in no
+subset are ``other``.
 """
 
 from dataclasses import dataclass
@@ -56,24 +57,35 @@ class CartographyResult:
     def region_counts(self) -> dict[str, int]:
         return {r.value: sum(1 for x in self.regions if x is r) for r in Region}
 
+    def summary(self) -> dict[str, Any]:
+        """What a run records beside the per-item arrays (JSON-ready)."""
+        return {
+            "params": self.params,
+            "items": int(self.confidence.size),
+            "regions": self.region_counts(),
+            "mean_confidence": float(self.confidence.mean()),
+            "mean_variability": float(self.variability.mean()),
+            "mean_correctness": float(self.correctness.mean()),
+        }
+
 
 def regions(
     confidence: npt.NDArray[np.float64], variability: npt.NDArray[np.float64], share: float = REGION_SHARE
 ) -> list[Region]:
-    """Each item's region: the top ``share`` by variability (ambiguous), then the top by
-    confidence (easy-to-learn), then the bottom by confidence (hard-to-learn); ties by
-    input order."""
+    """Each item's region: the top ``share`` by confidence (easy-to-learn), else the
+    bottom ``share`` by confidence (hard-to-learn), else among the top ``share`` by
+    variability (ambiguous), else other; ties by input order."""
     n = confidence.size
     size = int(round(share * n))
     out = [Region.OTHER] * n
     by_variability = np.argsort(-variability, kind="stable")[:size]
     by_confidence = np.argsort(-confidence, kind="stable")
+    for i in by_variability:
+        out[i] = Region.AMBIGUOUS
     for i in by_confidence[::-1][:size]:
         out[i] = Region.HARD
     for i in by_confidence[:size]:
         out[i] = Region.EASY
-    for i in by_variability:
-        out[i] = Region.AMBIGUOUS
     return out
 
 
@@ -84,7 +96,7 @@ def cartography(
     epochs: int = 6,
     seed: int = 0,
     batch_size: int = 32,
-    lr: float = 1e-3,
+    lr: float = 1e-2,
     weight_decay: float = 0.0,
     standardize: bool = True,
 ) -> CartographyResult:

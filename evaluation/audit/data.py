@@ -86,11 +86,14 @@ def check_inputs(features: Any, labels: Any, *, standardize: bool = True) -> Inp
 def standardized(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Each feature dimension to mean 0, standard deviation 1 over all items (and options);
     constant dimensions become 0."""
-    flat = x.reshape(-1, x.shape[-1]).astype(np.float64)
-    mean = flat.mean(axis=0)
-    std = flat.std(axis=0)
-    std[std == 0] = 1.0
-    return ((x - mean) / std).astype(np.float32)
+    flat = x.reshape(-1, x.shape[-1])
+    mean = flat.mean(axis=0, dtype=np.float64)
+    std = flat.std(axis=0, dtype=np.float64)
+    # below float32's resolution of the values: a constant dimension
+    std[std <= 1e-6 * np.maximum(1.0, np.abs(mean))] = 1.0
+    out = x - mean.astype(np.float32)
+    out /= std.astype(np.float32)
+    return out
 
 
 def check_groups(groups: Any, n: int) -> npt.NDArray[np.int64] | None:

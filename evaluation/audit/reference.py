@@ -4,7 +4,7 @@
 Algorithm 1 written out directly, one ``LogisticRegression`` (lbfgs, L2, the same ``C``)
 per partition in a Python loop, on the same checked and standardised features, with the
 same random partitions and tie keys drawn in the same order from the same seed
-(``draw_partitions``, ``draw_tie_keys``). Multiple choice with 2 options is the binary
+(``draw_partitions``, ``draw_tie_keys``), in double precision. Multiple choice with 2 options is the binary
 problem on the difference of the two options' features without intercept (the softmax
 of a shared scorer over two options is the sigmoid of the score difference); more
 options have no scikit-learn counterpart and are refused.
@@ -40,7 +40,7 @@ def aflite_reference(
     inputs = check_inputs(features, labels, standardize=p.standardize)
     p = p.resolved(inputs.n)
     assert p.t is not None and p.target_n is not None
-    x, y = inputs.features, inputs.labels
+    x, y = inputs.features.astype(np.float64), inputs.labels
     if inputs.task is Task.MULTIPLE_CHOICE:
         if inputs.classes != 2:
             raise AuditInputError(
