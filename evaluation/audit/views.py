@@ -71,6 +71,15 @@ def audit_list(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/audit_list.html", context, status=status)
 
 
+def _cell(value: Any) -> str:
+    """A table cell as the page writes it (the downloads keep full precision)."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+    return str(value)
+
+
 def _tables(audit: Audit) -> list[dict[str, Any]]:
     out = []
     for name, (title, frame_of) in selectors.AUDIT_TABLES.items():
@@ -79,14 +88,8 @@ def _tables(audit: Audit) -> list[dict[str, Any]]:
         frame = frame_of(audit)
         if frame.empty:
             continue
-        out.append(
-            {
-                "name": name,
-                "title": title,
-                "columns": [str(c) for c in frame.columns],
-                "rows": frame_records(frame),
-            }
-        )
+        rows = [[_cell(v) for v in record.values()] for record in frame_records(frame)]
+        out.append({"name": name, "title": title, "columns": [str(c) for c in frame.columns], "rows": rows})
     return out
 
 
