@@ -183,6 +183,7 @@ def audit_analyse_features(
     per_item["aflite_score"] = _plain(np.asarray(filtered.scores, dtype=np.float64))
     if audit_input.dataset == "wsc":
         results["associativity"] = associativity_scores(per_item)
+        results["by_associativity"] = subset_accuracies(per_item)
     return results, per_item
 
 
@@ -190,6 +191,28 @@ def aflite_summary(filtered: AfliteResult, view: str) -> tuple[dict[str, Any], l
     """AfLite's result as the audit stores it: (summary, each item's iteration of removal or None)."""
     removed_in = [int(r) if r > 0 else None for r in np.asarray(filtered.removed_in).tolist()]
     return {"view": view, **_plain(filtered.summary())}, removed_in
+
+
+def subset_accuracies(per_item: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """The model's own answer and each baseline on the associative and non-associative
+    schemas (Trichelair et al. 2019, Table 3), with Wilson intervals."""
+    labels = per_item.get("associative") or []
+    out: list[dict[str, Any]] = []
+    columns = [
+        c for c in ("lm_correct", *sorted(c for c in per_item if c.startswith("baseline_"))) if c in per_item
+    ]
+    for column in columns:
+        for subset, wanted in (("associative", True), ("non-associative", False)):
+            flags = np.asarray(
+                [
+                    float(v) > 0.5
+                    for v, a in zip(per_item[column], labels, strict=True)
+                    if a is not None and bool(a) == wanted
+                ]
+            )
+            if flags.size:
+                out.append({"answer": column, "subset": subset, **accuracy_row(flags, 0.5)})
+    return out
 
 
 #: The automatic scores compared with Trichelair's associative labels (higher = more associative).

@@ -31,6 +31,15 @@ def report_lines(results: Mapping[str, Any]) -> list[str]:
             "Automatic scores against Trichelair et al.'s associative schemas:",
             _text(associativity_frame(results)),
         ]
+    if results.get("by_associativity"):
+        frame = pd.DataFrame(results["by_associativity"])[
+            ["answer", "subset", "n", "correct", "accuracy", "ci_low", "ci_high"]
+        ]
+        out += [
+            "",
+            "Accuracy on the associative and non-associative schemas (Trichelair et al. Table 3):",
+            _text(frame),
+        ]
     out += ["", "Cartography regions:", _text(regions_frame(results))]
     aflite = results.get("aflite") or {}
     out += [

@@ -15,6 +15,7 @@ from evaluation.audit.tables import (
     baselines_frame,
     items_frame,
     regions_frame,
+    subsets_frame,
 )
 from evaluation.models import Audit
 from releases.models import Release, ReleaseStatus
@@ -27,6 +28,10 @@ AUDIT_TABLES: dict[str, Any] = {
     "associativity": (
         "Automatic scores against Trichelair's associative schemas",
         lambda a: associativity_frame(a.results),
+    ),
+    "subsets": (
+        "Accuracy on Trichelair's associative and non-associative schemas",
+        lambda a: subsets_frame(a.results),
     ),
     "items": ("Per item", lambda a: items_frame(a.per_item)),
 }

@@ -64,6 +64,10 @@ def associativity_frame(results: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(results.get("associativity") or [])
 
 
+def subsets_frame(results: Mapping[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(results.get("by_associativity") or [])
+
+
 def items_frame(per_item: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     """One row per item: key, label, each baseline's per-item result, the map's values,
     AfLite's iteration of removal (empty: kept) and score."""
