@@ -11,6 +11,8 @@ class EvaluationConfig(AppConfig):
         from django.conf import settings
 
         from core.jobs import job_kind_register
+        from evaluation.audit.services import AUDIT_JOB, CHUNK_JOB
+        from evaluation.audit.tasks import audit_analyse_enqueue, audit_chunk_enqueue
         from evaluation.cloze.services import CLOZE_RUN_JOB
         from evaluation.generation_jobs.services import GENERATION_JOB
         from evaluation.lm import model_cache
@@ -22,6 +24,8 @@ class EvaluationConfig(AppConfig):
         job_kind_register(replace(EVALUATION_RUN_JOB, requeue=lambda pk: evaluation_run_enqueue(run_id=pk)))
         job_kind_register(CLOZE_RUN_JOB)
         job_kind_register(replace(GENERATION_JOB, requeue=lambda pk: generation_job_enqueue(job_id=pk)))
+        job_kind_register(replace(CHUNK_JOB, requeue=lambda pk: audit_chunk_enqueue(chunk_id=pk)))
+        job_kind_register(replace(AUDIT_JOB, requeue=lambda pk: audit_analyse_enqueue(audit_id=pk)))
         model_cache.configure(
             budget_mb=settings.WINNOW_MODEL_CACHE_MB, convert_dir=settings.WINNOW_MODEL_CACHE_DIR
         )

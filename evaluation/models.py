@@ -279,3 +279,127 @@ class GenerationJob(JobLease):
     @property
     def active(self) -> bool:
         return self.status in (GenerationStatus.QUEUED, GenerationStatus.RUNNING)
+
+
+# --- Artifact audits ---
+# Frozen features of a collection's or a release's items from a registry model, computed
+# in chunks that any number of model workers share, then partial-input baselines, dataset
+# cartography and AfLite over them (evaluation/audit/, DESIGN section 11).
+
+from releases.models import Release as _Release  # noqa: E402
+
+
+class AuditStatus(_models.TextChoices):
+    QUEUED = "queued", "queued"
+    FEATURES = "features", "computing features"
+    ANALYSING = "analysing", "baselines, cartography and AfLite"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class Audit(JobLease):
+    """One audit of a release's (or a collection's) items with one registry model. The
+    features are computed by its chunks (:class:`AuditChunk`); the lease on this row is the
+    analysis's, taken once the last chunk is done."""
+
+    release = _models.ForeignKey(
+        _Release, null=True, blank=True, on_delete=_models.SET_NULL, related_name="audits"
+    )
+    source_label = _models.CharField(max_length=255, help_text="NAME@VERSION, or dataset/collection[/split]")
+    dataset = _models.CharField(max_length=20, help_text="wsc, winowhy, comve or senmaking")
+    collection = _models.CharField(max_length=50, blank=True, help_text="The collection audited (no release)")
+    split = _models.CharField(max_length=20, blank=True)
+    model_name = _models.CharField(max_length=200)
+    model_kind = _models.CharField(max_length=10)
+    model_sha256 = _models.CharField(max_length=64)
+    params = _models.JSONField(default=dict, blank=True, help_text="folds, seed, epochs, AfLite's settings")
+    item_keys = _models.JSONField(default=list, blank=True, help_text="The audited items' keys, in order")
+    status = _models.CharField(
+        max_length=10, choices=AuditStatus.choices, default=AuditStatus.QUEUED, db_index=True
+    )
+    chunks_total = _models.PositiveIntegerField(default=0)
+    texts_total = _models.PositiveIntegerField(default=0)
+    texts_done = _models.PositiveIntegerField(default=0)
+    texts_cached = _models.PositiveIntegerField(default=0, help_text="Texts found in the feature cache")
+    results = _models.JSONField(
+        default=dict, blank=True, help_text="Baselines, AfLite and cartography summaries"
+    )
+    per_item = _models.JSONField(
+        default=dict, blank=True, help_text="Per-item columns (key, baselines, map, AfLite)"
+    )
+    filtered_release = _models.ForeignKey(
+        _Release, null=True, blank=True, on_delete=_models.SET_NULL, related_name="filtered_by"
+    )
+    error = _models.TextField(blank=True)
+    created_by = _models.ForeignKey(
+        _settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=_models.SET_NULL, related_name="+"
+    )
+    created_at = _models.DateTimeField(auto_now_add=True)
+    features_done_at = _models.DateTimeField(null=True, blank=True)
+    finished_at = _models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"audit #{self.pk} {self.model_name} on {self.source_label}"
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.texts_total:
+            return 100 if self.status == AuditStatus.DONE else 0
+        return min(100, round(100 * self.texts_done / self.texts_total))
+
+    @property
+    def active(self) -> bool:
+        return self.status in (AuditStatus.QUEUED, AuditStatus.FEATURES, AuditStatus.ANALYSING)
+
+
+class ChunkStatus(_models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class AuditChunk(JobLease):
+    """A slice of an audit's texts that one model worker computes (under its own lease)."""
+
+    audit = _models.ForeignKey(Audit, on_delete=_models.CASCADE, related_name="chunks")
+    index = _models.PositiveIntegerField()
+    texts = _models.JSONField(default=list, help_text="The texts whose features this chunk computes")
+    status = _models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.QUEUED)
+    computed = _models.PositiveIntegerField(default=0, help_text="Texts run through the model")
+    cached = _models.PositiveIntegerField(default=0, help_text="Texts found in the cache")
+    worker = _models.CharField(max_length=120, blank=True, help_text="host:pid of the worker that did it")
+    seconds = _models.FloatField(null=True, blank=True)
+    error = _models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["audit", "index"]
+        constraints = [_models.UniqueConstraint(fields=["audit", "index"], name="auditchunk_unique_index")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of audit #{self.audit_id}"
+
+
+class FeatureVector(_models.Model):
+    """The cache of frozen features: one text's mean-pooled last hidden state and its
+    log-probability (causal LM; pseudo-log-likelihood for a masked LM) under one model,
+    keyed by the model's SHA-256 and the text's, so a second audit recomputes nothing."""
+
+    model_sha256 = _models.CharField(max_length=64)
+    text_sha256 = _models.CharField(max_length=64)
+    dim = _models.PositiveIntegerField()
+    hidden = _models.BinaryField(help_text="float32 little-endian, dim values")
+    logprob = _models.FloatField()
+    tokens = _models.PositiveIntegerField(help_text="Tokens the log-probability sums over")
+    created_at = _models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            _models.UniqueConstraint(fields=["model_sha256", "text_sha256"], name="featurevector_unique_text")
+        ]
+
+    def __str__(self) -> str:
+        return f"features {self.text_sha256[:12]} of {self.model_sha256[:12]}"

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from evaluation import views
 from evaluation.generation_jobs import views as generation_views
@@ -20,4 +20,5 @@ urlpatterns = [
     ),
     path("generation/", generation_views.generation_create, name="generation-create"),
     path("generation/<int:job_id>/", generation_views.generation_detail, name="generation-detail"),
+    path("audits/", include("evaluation.audit.urls")),
 ]

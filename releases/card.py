@@ -313,6 +313,46 @@ def label_source_lines(summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def filter_lines(meta: dict[str, Any]) -> list[str]:
+    """A filtered release's filter (an audit's AfLite, Le Bras et al. 2020): the full
+    release, the model and its SHA-256, the features, the parameters and seed, and the
+    counts per iteration; the diff names the removed items."""
+    described = meta.get("filter")
+    if not described:
+        return []
+    out = ["", "## Filter", ""]
+    out.append(
+        f"The items of `{described.get('full', '')}` that {described.get('method', 'AfLite')} kept "
+        f"({meta['item_count']} of {described.get('full_items', '?')}; "
+        f"{described.get('removed_count', 0)} removed, all named in `diff.json`)."
+    )
+    out += ["", "| setting | value |", "|---|---|"]
+    for label, key in (
+        ("audit", "audit"),
+        ("model", "model"),
+        ("model SHA-256", "model_sha256"),
+        ("features", "features"),
+        ("seed", "seed"),
+    ):
+        if described.get(key) not in (None, ""):
+            out.append(f"| {label} | `{described[key]}` |")
+    for name, value in sorted((described.get("params") or {}).items()):
+        out.append(f"| {name} | `{value}` |")
+    iterations = described.get("iterations") or []
+    if iterations:
+        columns = sorted({k for it in iterations if isinstance(it, dict) for k in it})
+        out += [
+            "",
+            "Counts per iteration:",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+        ]
+        for it in iterations:
+            out.append("| " + " | ".join(_format_value(it.get(c)) for c in columns) + " |")
+    return out
+
+
 def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict[str, int]) -> str:
     dataset = meta["dataset"]
     section = card_section(dataset)
@@ -352,6 +392,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
     out += label_source_lines(meta.get("label_sources") or {})
     out += ["### Agreement", ""]
     out += agreement_lines(meta.get("agreement_summary") or {})
+    out += filter_lines(meta)
     out += ["", "## Changes", ""]
     previous = meta.get("previous_version")
     counts = (meta.get("diff") or {}).get("counts") or {}

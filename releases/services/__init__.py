@@ -311,10 +311,14 @@ def release_create(
     changelog: str = "",
     label_sources: dict[str, str] | None = None,
     user: Actor | None = None,
+    filtered: "FilteredFrom | None" = None,
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after
     commit. ``label_sources``: per label, the source its items take it from ("import", the
-    default, or "campaign:<name>"; ``releases.snapshot.LabelChoice``)."""
+    default, or "campaign:<name>"; ``releases.snapshot.LabelChoice``). ``filtered``: a
+    filtered release beside a full one (an audit's AfLite): its removed items are left out,
+    its card states the filter and its diff is against the full release, naming every
+    removed item."""
     require_curator(user, "create")
     request = _release_request(
         name=name,
@@ -326,6 +330,10 @@ def release_create(
     )
     major, minor, patch = request.key
     split, selection = request.split, request.selection
+    removed: set[str] = set()
+    if filtered is not None:
+        removed = set(filtered.removed)
+        selection = {**selection, "filter": filtered.description}
     with transaction.atomic():
         _refuse_taken(request)
         try:
@@ -351,6 +359,8 @@ def release_create(
         labels = snapshot.LabelChoice(dataset, selection)
         per_label: list[dict[str, str]] = []
         for key, payload, sources in snapshot.item_records(dataset, selection, labels=labels):
+            if key in removed:
+                continue
             batch.append(
                 ReleaseItem(
                     release=release,
@@ -374,6 +384,8 @@ def release_create(
         release.item_count = count
         release.previous_version = previous.version if previous else ""
         release.diff = release_diff_compute(release=release, previous=previous)
+        if filtered is not None:
+            release.diff = _filtered_diff(release, filtered)
         release.sources = snapshot.source_files(dataset, selection)
         release.agreement_summary = _agreement_summary(dataset, selection)
         release.label_sources = labels.summary(per_label)
@@ -381,6 +393,30 @@ def release_create(
         release.save()
         _queue_build_on_commit(release.pk)
     return release
+
+
+@dataclass(frozen=True)
+class FilteredFrom:
+    """What a filtered release leaves out of the full one, and the filter as its card states it."""
+
+    full: Release
+    removed: tuple[str, ...]
+    description: dict[str, Any]
+
+
+def _filtered_diff(release: Release, filtered: FilteredFrom) -> dict[str, Any]:
+    full = filtered.full
+    diff = release_items_diff(
+        dataset=release.dataset,
+        previous_version=f"{full.name}@{full.version}",
+        old=release_entries(full),
+        new=release_entries(release),
+    )
+    kept = {key for key, *_ in release_entries(release)}
+    # every removed item by name (a plain diff lists the first MAX_LISTED)
+    diff["removed"] = sorted(k for k, *_ in release_entries(full) if k not in kept)
+    diff["against"] = "the full release"
+    return diff
 
 
 def release_changelog_update(*, release: Release, changelog: str, user: Actor | None) -> Release:

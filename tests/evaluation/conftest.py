@@ -4,6 +4,7 @@ and a models folder holding a tiny masked LM."""
 import pytest
 
 from evaluation.services import evaluation_run, evaluation_run_create
+from tests.evaluation.audit_helpers import audit_models_dir, audit_registry  # noqa: F401  (the audit tests' fixtures)
 from tests.evaluation.cloze_models import build_masked
 from tests.releases.factories import make_schemas, published_release
 
