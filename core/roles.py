@@ -150,6 +150,7 @@ def role_required(allowed: Callable[..., bool], message: str) -> Callable[[View]
                 raise PermissionDenied(message)
             return view(request, *args, **kwargs)
 
+        checked.role_required = (allowed, message)  # type: ignore[attr-defined]  # read by tests/test_role_required.py
         return checked  # type: ignore[return-value]  # the same signature as the view
 
     return decorate

@@ -21,6 +21,7 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
+BIGINT_MAX = 2**63 - 1
 DETAIL = {
     "type": "object",
     "properties": {"detail": {"type": "string", "description": "What went wrong, in words a user reads"}},
@@ -43,6 +44,10 @@ class AutoSchema(SpectacularAutoSchema):
         if not operation:
             return operation
         parameters = operation.get("parameters", [])
+        for parameter in parameters:  # an id past PostgreSQL's bigint names nothing that can exist
+            schema = parameter.get("schema", {})
+            if schema.get("type") == "integer":
+                schema.setdefault("maximum", BIGINT_MAX)
         responses = operation.setdefault("responses", {})
         if "requestBody" in operation or any(p.get("in") == "query" for p in parameters):
             responses.setdefault("400", _answer("The input is refused; the answer says why", FIELD_ERRORS))

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 EXAMPLES = 6
 
 
+@pytest.mark.django_db(transaction=True)  # the WSGI calls commit, as a server's would
 def test_every_operation_answers_its_documented_codes_and_never_a_server_error(curator) -> None:
     api = APIClient()
     api.force_authenticate(curator)
