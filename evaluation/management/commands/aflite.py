@@ -74,15 +74,17 @@ class Command(LaidOutHelpCommand):
                 )
         except WinnowError as exc:
             raise CommandError(exc.message) from None
-        kept = [k for k in run.keys if k not in set(run.removed)]
+        removed = set(run.removed)
+        kept = [k for k in run.keys if k not in removed]
+        all_items, kept_items = lm_accuracy_on(audit), lm_accuracy_on(audit, kept)
         body: dict[str, Any] = {
             "audit": audit.pk,
             "source": audit.source_label,
             "model": audit.model_name,
             "model_sha256": audit.model_sha256,
             "aflite": run.summary,
-            "lm_accuracy_all": lm_accuracy_on(audit),
-            "lm_accuracy_kept": lm_accuracy_on(audit, kept),
+            "lm_accuracy_all": all_items,
+            "lm_accuracy_kept": kept_items,
             "release": None if release is None else f"{release.name}@{release.version}",
         }
         if options["json"]:
@@ -95,7 +97,7 @@ class Command(LaidOutHelpCommand):
         self.stdout.write(f"kept {len(kept)} of {len(run.keys)} (stopped: {run.summary.get('stopped')})")
         for it in run.summary.get("iterations") or []:
             self.stdout.write("  " + ", ".join(f"{k} {v}" for k, v in it.items()))
-        for label, acc in (("all items", body["lm_accuracy_all"]), ("kept items", body["lm_accuracy_kept"])):
+        for label, acc in (("all items", all_items), ("kept items", kept_items)):
             if acc:
                 self.stdout.write(
                     f"{audit.model_name} on {label}: {acc['accuracy']:.4f} "
