@@ -255,3 +255,32 @@ def test_the_enums_of_the_fields_hold_the_values_of_the_pure_enums() -> None:
     assert set(DatasetKind.values) == {d.reads_as.value for d in Dataset}
     assert sorted(DATASET_NAMES) == sorted(d.value for d in Dataset)
     assert sorted(METHOD_NAMES) == sorted(m.value for m in ScoringMethod)
+
+
+# --- module size -------------------------------------------------------------------------
+
+#: A module past this many lines is split by sub-domain into a package (architecture issue).
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_outside_the_migrations_is_over_700_lines() -> None:
+    too_long = []
+    for top in (*PACKAGES, "tests", "bench", "scripts"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES:
+                too_long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    assert too_long == []
+
+
+def test_every_crowd_platform_is_one_spec() -> None:
+    """A study link's platform (the model's choices) has its PlatformSpec, and no spec is
+    without its choice: adding a platform is the enum value and one spec."""
+    from annotation.crowd.platforms import PLATFORMS
+    from annotation.models import Platform
+
+    assert set(PLATFORMS) == set(Platform.values)
+    for name, spec in PLATFORMS.items():
+        assert spec.name == name and spec.id_param and spec.title and spec.where
