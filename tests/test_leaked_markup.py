@@ -251,10 +251,10 @@ def test_no_page_of_any_role_nor_fragment_leaks_template_syntax(demo_site, djang
     assert leaks == []
 
     # every pattern that serves a page was reached by some role
-    pages = {
+    served = {
         name
         for name in _patterns()
         if name not in NOT_A_PAGE | NOT_IN_THE_DEMO and name.split(":")[0] not in NOT_A_PAGE_NAMESPACES
     }
-    missed = sorted(pages - reached)
+    missed = sorted(served - reached)
     assert missed == [], "\n".join(missed)
