@@ -17,6 +17,7 @@ urlpatterns = [
     path("pipelines/<slug:name>/advance/", pipeline_views.pipeline_advance, name="pipeline-advance"),
     path("campaigns/<slug:name>/", views.campaign_annotate, name="campaign-annotate"),
     path("campaigns/<slug:name>/skip/", views.campaign_skip, name="campaign-skip"),
+    path("campaigns/<slug:name>/reopen/", views.campaign_reopen, name="campaign-reopen"),
     path("campaigns/<slug:name>/recent/", views.campaign_recent, name="campaign-recent"),
     path("campaigns/<slug:name>/items/<int:item_id>/answer/", views.campaign_item_change, name="item-change"),
     path("campaigns/<slug:name>/curate/", views.campaign_detail, name="campaign-detail"),

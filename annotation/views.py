@@ -67,10 +67,13 @@ def curator_dashboard(request: HttpRequest) -> HttpResponse:
     """The curator's overview: every campaign with its progress, its headline agreement as
     last computed, and the items awaiting review."""
     rows = selectors.campaign_overview(user=request.user)
+    reach = selectors.items_out_of_reach_many(campaigns=[row.campaign for row in rows])
+    stuck = {row.campaign.name: reach[row.campaign.pk] for row in rows if reach[row.campaign.pk]}
     return render(
         request,
         "annotation/dashboard.html",
         {
+            "stuck": stuck,
             "rows": rows,
             "awaiting": sum(r.progress["awaiting"] for r in rows),
             "active": sum(1 for r in rows if r.campaign.status == "active"),
@@ -128,6 +131,7 @@ def _annotate_context(
         "next_item": next_item,
         **extra,
     }
+
     # a participation's own progress line (a crowd participant's screening or batch)
     theirs = participation().progress(user=request.user)
     context["progress_of"] = theirs.kind if theirs is not None else ""
@@ -137,6 +141,8 @@ def _annotate_context(
         )
     context["progress"] = progress or selectors.my_progress(campaign=campaign, annotator=request.user)
     context.update(participation().page_context(user=request.user))
+    if not context.get("study"):  # a crowd participant's skips stay final (screening)
+        context["skipped"] = selectors.assignments_skipped(campaign=campaign, annotator=request.user)
     if assignment is not None:
         assignment = selectors.assignment_for_display(assignment=assignment, campaign=campaign)
         context["assignment"] = assignment
@@ -269,7 +275,7 @@ def campaign_annotate(request: HttpRequest, name: str) -> HttpResponse:
         if mine is None:
             raise Http404("No item of yours with this number in this campaign")
         note = (
-            f"You skipped item {item_id}; it is not given to you again."
+            f"You skipped item {item_id}; it is not given to you again unless you reopen it (Skipped, below)."
             if mine.status == AssignmentStatus.SKIPPED
             else f"Item {item_id} is no longer held for you."
         )
@@ -344,9 +350,27 @@ def campaign_skip(request: HttpRequest, name: str) -> HttpResponse:
         messages.info(
             request,
             f"Item {assignment.campaign_item_id} skipped: it goes back to the others "
-            "and is not given to you again in this campaign.",
+            "and is not given to you again in this campaign unless you reopen it (Skipped, below).",
         )
     return _go_on(request, campaign, lease=True)
+
+
+@role_required(user_can_annotate, ANNOTATORS_ONLY)
+@require_POST
+def campaign_reopen(request: HttpRequest, name: str) -> HttpResponse:
+    """Take back an item the annotator skipped: it becomes the item in hand (the one held
+    before goes back to the pool), so a skip never strands an item."""
+    assignment = _own_assignment(request, name, field="reopen")
+    campaign = assignment.campaign_item.campaign
+    try:
+        services.assignment_reopen(annotator=request.user, assignment=assignment)
+    except services.AssignmentRefused as exc:
+        messages.warning(request, str(exc))
+    except services.SkipRefused as exc:
+        messages.warning(request, str(exc))
+    else:
+        messages.info(request, f"Item {assignment.campaign_item_id} reopened: it is yours to answer again.")
+    return _go_on(request, campaign, lease=False)
 
 
 @role_required(user_can_annotate, ANNOTATORS_ONLY)
@@ -378,7 +402,9 @@ def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpR
 
 @role_required(user_can_curate, CURATORS_ONLY)
 def campaign_create(request: HttpRequest) -> HttpResponse:
-    form = CampaignCreateForm(request.POST or None)
+    # a link (the import result's next step) may fill the form: ?items=&filters=
+    initial = {key: request.GET[key] for key in ("items", "filters", "task") if request.GET.get(key)}
+    form = CampaignCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())

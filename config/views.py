@@ -10,14 +10,19 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
+from django.urls import reverse
 
 from annotation import selectors as annotation_selectors
 from annotation.crowd.services import participant_of
+from annotation.models import Pipeline, PipelineStatus
 from annotation.task_types import task_spec
 from config.celery import app as celery_app
 from core.auth import client_address
 from core.cache import cache_probe
 from core.roles import user_is_annotator, user_is_curator
+from datasets.models import ComVEItem, Schema
+from evaluation.models import EvaluationRun
+from releases.models import Release, ReleaseStatus
 
 
 @login_required
@@ -47,7 +52,89 @@ def home(request: HttpRequest) -> HttpResponse:
             "active": sum(1 for row in overview if row.campaign.status == "active"),
             "awaiting": sum(row.progress["awaiting"] for row in overview),
         }
+        context["steps"] = _benchmark_steps()
     return render(request, "home.html", context)
+
+
+def _benchmark_steps() -> list[dict[str, Any]]:
+    """The curator's path to a benchmark, step by step, each with where it stands and the
+    link that takes it on: import, pipeline, release, evaluate."""
+    own = Schema.objects.exclude(collection="wsc273").order_by().values("collection")
+    collections = sorted(
+        {
+            row["collection"]
+            for row in own.union(ComVEItem.objects.exclude(collection="").order_by().values("collection"))
+        }
+    )
+    # every count in one statement (the home page keeps to a few queries)
+    pipeline, release, run = Pipeline._meta.db_table, Release._meta.db_table, EvaluationRun._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {pipeline} WHERE status <> %s),"  # noqa: S608 (tables from the models)
+            f" (SELECT COUNT(*) FROM {pipeline} WHERE status = %s),"
+            f" (SELECT name FROM {pipeline} ORDER BY CASE WHEN status = %s THEN 1 ELSE 0 END, id DESC LIMIT 1),"
+            f" (SELECT COUNT(*) FROM {release}), (SELECT COUNT(*) FROM {release} WHERE status = %s),"
+            f" (SELECT COUNT(*) FROM {run})",
+            [
+                PipelineStatus.DONE.value,
+                PipelineStatus.DONE.value,
+                PipelineStatus.DONE.value,
+                ReleaseStatus.PUBLISHED.value,
+            ],
+        )
+        running, finished, latest, releases, published, runs = cursor.fetchone()
+    latest = latest or ""
+    steps = [
+        {
+            "key": "import",
+            "title": "Import your items",
+            "done": bool(collections),
+            "state": (
+                f"{len(collections)} collection{'s' if len(collections) != 1 else ''} of your own: "
+                + ", ".join(collections[:5])
+                if collections
+                else "nothing of your own yet"
+            ),
+            "url": reverse("datasets:import"),
+            "action": "Import a data set",
+        },
+        {
+            "key": "pipeline",
+            "title": "Run a pipeline",
+            "done": bool(finished),
+            "state": f"{running} running, {finished} finished" if running or finished else "no pipeline yet",
+            "url": (
+                reverse("annotation:pipeline-detail", args=[latest])
+                if latest
+                else reverse("annotation:pipeline-list")
+            ),
+            "action": f"Open pipeline {latest}" if latest else "Start a pipeline",
+        },
+        {
+            "key": "release",
+            "title": "Release the items",
+            "done": bool(published),
+            "state": f"{published} published of {releases}" if releases else "no release yet",
+            "url": reverse("releases:release-create"),
+            "action": "Create a release",
+        },
+        {
+            "key": "evaluate",
+            "title": "Evaluate models on it",
+            "done": bool(runs),
+            "state": f"{runs} run{'s' if runs != 1 else ''}" if runs else "no run yet",
+            "url": reverse("evaluation:run-list"),
+            "action": "Evaluate a model",
+        },
+    ]
+    # the suggested next step: the first not done
+    for step in steps:
+        step["next"] = False
+    for step in steps:
+        if not step["done"]:
+            step["next"] = True
+            break
+    return steps
 
 
 def _check(probe: Callable[[], Any]) -> dict[str, Any]:

@@ -20,6 +20,27 @@ TEMPLATES = [
 ]
 
 
+#: What can be started on a collection just imported, by import format: the pipeline kind
+#: and the kind of campaign items.
+_NEXT = {
+    "schemas": ("winowhy", "schemas"),
+    "winowhy": ("winowhy", "schemas"),
+    "comve-items": ("comve", "comve"),
+}
+
+
+def _next_step(form: ImportUploadForm, result: ImportResult | None) -> dict[str, str] | None:
+    """The import result's next action: a pipeline or a campaign on the collection just
+    imported (an import that wrote, into a named collection, of a format a pipeline takes)."""
+    if result is None or result.dry_run or not form.is_valid():
+        return None
+    collection = form.cleaned_data.get("collection") or ""
+    kind = _NEXT.get(form.cleaned_data.get("format") or "")
+    if not collection or kind is None:
+        return None
+    return {"collection": collection, "pipeline": kind[0], "items": kind[1]}
+
+
 @role_required(user_can_import, "Importing data sets is for curators.")
 def import_upload(request: HttpRequest) -> HttpResponse:
     """Curators upload the files of one data set; the same import service as the command
@@ -63,6 +84,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             status = 413 if form.too_large else 400
     counts = list(result.counts.items()) if result else []
     context = {
+        "next_step": _next_step(form, result),
         "form": form,
         "result": result,
         "counts": counts,

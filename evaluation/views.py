@@ -76,8 +76,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "files": files,
     }
     if getattr(request, "htmx", False):
-        # the progress line alone, polled while the run works; it links to the results once done
-        return render(request, "evaluation/run_detail.html#progress", context | {"fragment": True})
+        # the progress line alone, polled while the run works; once done the page reloads
+        # (HX-Refresh) and shows the results in place, the link staying for no-htmx use
+        response = render(request, "evaluation/run_detail.html#progress", context | {"fragment": True})
+        if run.status == RunStatus.DONE:
+            response["HX-Refresh"] = "true"
+        return response
     if run.status == RunStatus.DONE:
         try:
             table = _table_rows(selectors.run_table(run=run))

@@ -142,16 +142,28 @@ class ReasonWritingStage(_NoBuild, StageKind):
     def summarise(self, ctx: Context) -> dict[str, Any]:
         campaign = ctx.stages[self.key].campaign
         assert campaign is not None
-        ids = list(
+        ids: list[int] = []
+        # identical reasons for one question go to validation once: the first is kept, the
+        # others are recorded with it (their writers' judgments stay on the writing campaign)
+        first: dict[tuple[int, str], int] = {}
+        merged: dict[str, list[int]] = {}
+        for pk, schema_id, text in (
             Reason.objects.filter(source_file=campaign_source_file(campaign.name))
             .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+            .values_list("pk", "schema_id", "text")
+        ):
+            key = (schema_id, reason_key(text))
+            if key in first:
+                merged.setdefault(str(first[key]), []).append(pk)
+            else:
+                first[key] = pk
+                ids.append(pk)
         done = ctx.items(self.key).exclude(aggregate={}).count()
-        return {
-            "counts": [("questions written for", done), ("reasons written", len(ids))],
-            "reason_ids": ids,
-        }
+        twins = sum(len(v) for v in merged.values())
+        counts = [("questions written for", done), ("reasons written", len(ids) + twins)]
+        if twins:
+            counts.append(("identical reasons merged", twins))
+        return {"counts": counts, "reason_ids": ids, "merged": merged}
 
 
 class ValidationStage(_NoBuild, StageKind):
@@ -178,6 +190,12 @@ class ValidationStage(_NoBuild, StageKind):
             else:
                 invalid += 1
         return {"counts": [("valid", len(valid)), ("not valid", invalid)], "valid_ids": sorted(valid)}
+
+
+def reason_key(text: str) -> str:
+    """What makes two written reasons the same: case, spacing and end punctuation ignored
+    (the rule the generation job drops its duplicates by, evaluation.generation)."""
+    return " ".join(text.lower().split()).rstrip(" .!?;,")
 
 
 def _twins(schemas: Iterable[Schema]) -> dict[int, int]:

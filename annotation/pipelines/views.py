@@ -5,13 +5,22 @@ Annotators and researchers never see them."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation import selectors
 from annotation.errors import AnnotationError, PipelineError
-from annotation.models import AgreementHeadline, Pipeline, PipelineStage, StageStatus
+from annotation.models import (
+    AgreementHeadline,
+    Pipeline,
+    PipelineKind,
+    PipelineStage,
+    PipelineStatus,
+    StageStatus,
+)
 from annotation.permissions import user_can_curate
 from annotation.pipelines import services
 from annotation.pipelines.forms import PipelineCreateForm
@@ -26,7 +35,9 @@ CURATORS_ONLY = "Pipelines are for curators."
 @role_required(user_can_curate, CURATORS_ONLY)
 def pipeline_list(request: HttpRequest) -> HttpResponse:
     """Every pipeline with its current stage, and the form that starts one."""
-    form = PipelineCreateForm(request.POST or None)
+    # a link (the import result's next step) may fill the form: ?kind=&collection=
+    initial = {key: request.GET[key] for key in ("kind", "collection") if request.GET.get(key)}
+    form = PipelineCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             pipeline = services.pipeline_create(curator=request.user, **form.service_kwargs())
@@ -121,6 +132,23 @@ def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services
     )
 
 
+def _output(pipeline: Pipeline) -> dict[str, str]:
+    """Where a finished pipeline's output went, and the release form's fields for it."""
+    if pipeline.kind == PipelineKind.COMVE:
+        fields = {"dataset": "comve", "collection": pipeline.collection, "split": "pilot"}
+        where = (
+            f"the ComVE items written, checked and rewritten are in collection {pipeline.collection}, "
+            "split pilot, of the data set ComVE"
+        )
+    else:
+        fields = {"dataset": "winowhy", "collection": pipeline.collection, "split": ""}
+        where = (
+            f"the reasons (written, reverse and generated) with their labels and knowledge types are on "
+            f"the questions of collection {pipeline.collection}, in the data set WinoWhy"
+        )
+    return {**fields, "where": where, "query": urlencode({"name": pipeline.name, **fields})}
+
+
 @role_required(user_can_curate, CURATORS_ONLY)
 def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
     pipeline = get_object_or_404(Pipeline, name=name)
@@ -130,6 +158,11 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
     # to confirm (a complete stage, a build stage), or when the curator asks for it (to
     # advance by force), not on every look at the annotators' progress.
     asked = request.GET.get("preview") == "1"
+    reach = (
+        selectors.items_out_of_reach(campaign=stage.campaign)
+        if stage is not None and stage.campaign is not None and progress is not None and not progress.complete
+        else None
+    )
     preview = (
         services.pipeline_advance_preview(pipeline=pipeline)
         if stage is not None and (progress is None or progress.complete or asked)
@@ -143,8 +176,11 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
         "preview": preview,
         "progress": progress,
         "waiting": _waiting(pipeline, stage, progress),
+        "out_of_reach": reach,
         "left_out": _left_out(stage),
     }
+    if pipeline.status == PipelineStatus.DONE:
+        context["output"] = _output(pipeline)
     if pipeline.kind == "winowhy":
         context["generated"] = Reason.objects.filter(
             schema__collection=pipeline.collection, origin=ReasonOrigin.GENERATED

@@ -25,6 +25,7 @@ from annotation.services.aggregation import (
 from annotation.services.assignment import (
     assignment_gold_next,
     assignment_next,
+    assignment_reopen,
     assignment_skip,
     assignments_expire,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "adjudication_record",
     "assignment_gold_next",
     "assignment_next",
+    "assignment_reopen",
     "assignment_skip",
     "assignments_expire",
     "campaign_aggregate",

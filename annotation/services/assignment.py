@@ -280,3 +280,44 @@ def assignment_skip(*, annotator: Actor, assignment: Assignment, now: datetime |
         fresh.save(update_fields=["status", "skipped_at"])
         participation().after_skip(user=annotator, assignment=fresh)  # e.g. a screening item
         return fresh
+
+
+def assignment_reopen(*, annotator: Actor, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Take back an item the annotator skipped: it becomes their item in hand again (a new
+    lease), so a skip is never final. The item they held meanwhile goes back to the pool
+    unanswered (it is given out again, to them too). Refused when the item is not theirs,
+    not skipped, in a campaign that is not active, or has its K judgments and leases."""
+    annotator = signed_in(annotator)
+    now = now or timezone.now()
+    if assignment.annotator_id != annotator.pk:
+        raise SkipRefused("This item was given to someone else.")
+    with transaction.atomic():
+        item = (
+            CampaignItem.objects.select_for_update()
+            .select_related("campaign")
+            .get(pk=assignment.campaign_item_id)
+        )
+        campaign = item.campaign
+        if campaign.status != CampaignStatus.ACTIVE:
+            raise CampaignNotActive.of(name=campaign.name, status=campaign.status)
+        fresh = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if fresh.status == AssignmentStatus.LEASED and fresh.expires_at > now:
+            return fresh  # a repeat (double click): the same result
+        if fresh.status != AssignmentStatus.SKIPPED:
+            raise SkipRefused(f"Item {item.pk} is not one you skipped.")
+        judged, leased = _item_load(item.pk, now, exclude_annotator=annotator)
+        if judged + leased >= campaign.judgments_per_item:
+            raise SkipRefused(
+                f"Item {item.pk} has its {campaign.judgments_per_item} answers (or holders) already: "
+                "it no longer needs yours."
+            )
+        # the item in hand goes back to the pool: one item in hand at a time
+        Assignment.objects.filter(
+            _live_leases(now), campaign_item__campaign=campaign, annotator=annotator
+        ).exclude(pk=fresh.pk).delete()
+        fresh.status = AssignmentStatus.LEASED
+        fresh.skipped_at = None
+        fresh.leased_at = now
+        fresh.expires_at = now + timedelta(seconds=campaign.lease_seconds)
+        fresh.save(update_fields=["status", "skipped_at", "leased_at", "expires_at"])
+        return fresh

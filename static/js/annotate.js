@@ -1,5 +1,6 @@
 // Keyboard-first annotation: a key per answer, Enter submits, "?" opens the
-// instructions, "p" opens the previous item, "s" skips the item in hand. Records how
+// instructions, "p" opens the previous item, "s" skips the item in hand (Alt+p and Alt+s
+// do the same from a writing field, where p and s type). Records how
 // long the annotator spent on the item (client side; the server falls back to the lease
 // time when this is missing). Shows the time left on the lease, and keeps the answer being
 // typed in sessionStorage (per campaign and item) until the server has it, so that an
@@ -127,6 +128,15 @@
   }, true);
   document.addEventListener("keydown", function (e) {
     var form = document.getElementById("annotate-form") || document.getElementById("start-form");
+    if (e.altKey && !e.ctrlKey && !e.metaKey && (e.code === "KeyS" || e.code === "KeyP")) {
+      // Alt+s / Alt+p: skip / previous from anywhere, a writing field too (where s and p type)
+      var target = document.getElementById(e.code === "KeyS" ? "skip-form" : "previous-item");
+      if (target) {
+        e.preventDefault();
+        if (e.code === "KeyS") target.requestSubmit(); else target.click();
+      }
+      return;
+    }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (form && e.key === "Enter") {
       if (e.target.tagName === "TEXTAREA" && e.shiftKey) return;  // a new line

@@ -74,6 +74,7 @@ def test_researcher_starts_a_run_as_a_background_job_and_follows_its_progress(
     assert b"<html" not in fragment.content and b"Done: <strong" in fragment.content
     assert b"4 / 4 schemas</strong> scored" in fragment.content  # counted in schemas, not sentences
     assert b"hx-trigger" not in fragment.content  # polling stops once the run is done
+    assert fragment["HX-Refresh"] == "true"  # the page reloads with the results, without a click
 
 
 def test_a_queued_run_polls_for_progress(client, researcher, release):
@@ -83,6 +84,7 @@ def test_a_queued_run_polls_for_progress(client, researcher, release):
     assert (
         b'hx-trigger="every 1s"' in fragment.content and b"Queued: waiting for a worker" in fragment.content
     )
+    assert "HX-Refresh" not in fragment  # a run still working keeps polling
 
 
 def test_starting_a_run_on_a_missing_release_shows_the_reason_and_stores_nothing(
