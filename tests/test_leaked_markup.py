@@ -49,6 +49,7 @@ PLATFORM_PLACEHOLDER = re.compile(r"\{\{%[A-Z_]+%\}\}")
 #: Patterns that serve no page to a GET: POST-only actions (their GET is 405 or a redirect
 #: to a page checked here), files, JSON, the health probe, the API and the admin.
 NOT_A_PAGE = {
+    "evaluation:audit-filtered-release",  # POST only
     "favicon",
     "health",
     "logout",
@@ -85,6 +86,8 @@ NOT_IN_THE_DEMO = {
     "evaluation:generation-detail",
     "releases:release-publish",
     "releases:release-item",
+    "evaluation:audit-detail",  # the demo has no audit (it needs a model worker for minutes)
+    "evaluation:audit-table",
 }
 NOT_A_PAGE_NAMESPACES = {
     "admin",

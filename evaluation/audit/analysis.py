@@ -24,6 +24,7 @@ from evaluation.audit.frozen import ViewFeatures
 from evaluation.audit.inputs import AuditInput
 from evaluation.metrics.comve import perplexity
 from evaluation.metrics.significance import lucky_draw, wilson_interval
+from releases.dataset import Dataset
 
 
 def _plain(value: Any) -> Any:
@@ -160,7 +161,7 @@ def audit_analyse_features(
             results["lm"] |= {f"pair_{k}": v for k, v in pairs.items()}
         per_item["lm_answer"] = _plain(answers)
         per_item["lm_correct"] = _plain(correct)
-        if audit_input.dataset == "wsc" and "no_context" in features:
+        if audit_input.dataset == Dataset.WSC and "no_context" in features:
             lp = features["no_context"].logprob
             rows = np.arange(labels.size)
             per_item["lm_margin_no_context"] = _plain(lp[rows, labels] - lp[rows, 1 - labels])
@@ -181,7 +182,7 @@ def audit_analyse_features(
     results["aflite"], removed_in = aflite_summary(filtered, audit_input.full_view)
     per_item["aflite_removed_in"] = removed_in
     per_item["aflite_score"] = _plain(np.asarray(filtered.scores, dtype=np.float64))
-    if audit_input.dataset == "wsc":
+    if audit_input.dataset == Dataset.WSC:
         results["associativity"] = associativity_scores(per_item)
         results["by_associativity"] = subset_accuracies(per_item)
     return results, per_item

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from core.downloads import table_download
+from core.roles import role_required
 from core.tables import frame_records
 from core.web import enqueue_after_commit
 from evaluation import selectors as evaluation_selectors
@@ -32,15 +32,11 @@ from evaluation.audit.tables import cartography_map
 from evaluation.audit.tasks import audit_enqueue
 from evaluation.models import Audit, AuditStatus
 
-
-def _require_audits(request: HttpRequest) -> None:
-    if not user_can_see_audits(user=request.user):
-        raise PermissionDenied("Audits are for curators and researchers.")
+AUDITS_ONLY = "Audits are for curators and researchers."
 
 
-@login_required
+@role_required(user_can_see_audits, AUDITS_ONLY)
 def audit_list(request: HttpRequest) -> HttpResponse:
-    _require_audits(request)
     can_start = user_can_start_audit(user=request.user)
     form = None
     status = 200
@@ -93,9 +89,8 @@ def _tables(audit: Audit) -> list[dict[str, Any]]:
     return out
 
 
-@login_required
+@role_required(user_can_see_audits, AUDITS_ONLY)
 def audit_detail(request: HttpRequest, audit_id: int) -> HttpResponse:
-    _require_audits(request)
     audit = selectors.audit_get(user=request.user, audit_id=audit_id)
     context: dict[str, Any] = {"audit": audit, "active": audit.active}
     if getattr(request, "htmx", False) and audit.active:
@@ -124,9 +119,8 @@ def _filtered_name(audit: Audit) -> str:
     return f"{audit.release.name}-aflite" if audit.release else ""
 
 
-@login_required
+@role_required(user_can_see_audits, AUDITS_ONLY)
 def audit_table(request: HttpRequest, audit_id: int, table: str, fmt: str) -> HttpResponse:
-    _require_audits(request)
     audit = selectors.audit_get(user=request.user, audit_id=audit_id)
     if table not in selectors.AUDIT_TABLES or audit.status != AuditStatus.DONE:
         raise Http404("no such table")
@@ -141,11 +135,9 @@ def audit_table(request: HttpRequest, audit_id: int, table: str, fmt: str) -> Ht
     return table_download(frame_of(audit), stem=f"audit-{audit.pk}-{table}", fmt=fmt, meta=meta)
 
 
-@login_required
+@role_required(user_can_start_audit, "Only curators make releases.")
 @require_POST
 def audit_filtered_release(request: HttpRequest, audit_id: int) -> HttpResponse:
-    if not user_can_start_audit(user=request.user):
-        raise PermissionDenied("Only curators make releases.")
     audit = selectors.audit_get(user=request.user, audit_id=audit_id)
     if not user_can_see_audit(user=request.user, audit=audit):
         raise Http404("no such audit")

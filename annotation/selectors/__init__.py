@@ -10,8 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -31,8 +30,10 @@ from annotation.models import (
 )
 from annotation.participation import participation
 from annotation.permissions import user_can_annotate, user_can_curate
+from annotation.selectors.reach import OutOfReach as OutOfReach  # re-exported: callers read selectors.X
+from annotation.selectors.reach import items_out_of_reach as items_out_of_reach
+from annotation.selectors.reach import items_out_of_reach_many as items_out_of_reach_many
 from annotation.task_types import ContextLine, TaskType, task_spec, task_type
-from core.roles import Role
 
 
 def campaign_list(*, user: Any) -> QuerySet[Campaign]:
@@ -623,95 +624,3 @@ def judgment_export_rows(*, campaign: Campaign) -> Iterator[dict[str, Any]]:
 
 def task_choices(task: str) -> Any:
     return task_spec(task)
-
-
-@dataclass(frozen=True)
-class OutOfReach:
-    """Items that can no longer reach K with the annotators left: each needs more
-    judgments than its live holders and the annotators who may still get it can give."""
-
-    item_ids: list[int]
-    #: of those, items someone skipped (they can reopen them)
-    skipped: int
-
-    def __bool__(self) -> bool:
-        return bool(self.item_ids)
-
-
-def items_out_of_reach(*, campaign: Campaign, now: datetime | None = None) -> OutOfReach:
-    """The campaign's regular items that cannot get their K judgments from the annotators
-    there are (:func:`items_out_of_reach_many`)."""
-    return items_out_of_reach_many(campaigns=[campaign], now=now)[campaign.pk]
-
-
-def items_out_of_reach_many(
-    *, campaigns: Sequence[Campaign], now: datetime | None = None
-) -> dict[int, OutOfReach]:
-    """Per active campaign, its regular items that cannot get their K judgments from the
-    annotators there are: judgments + live leases + annotators who may still be given the
-    item (holders of the annotator role, not paused there, with no assignment on it: an
-    annotator gets an item once; a skip or a lapsed lease uses that once) < K. Four
-    queries whatever the number of campaigns."""
-    now = now or timezone.now()
-    out = {c.pk: OutOfReach(item_ids=[], skipped=0) for c in campaigns}
-    active = {c.pk: c for c in campaigns if c.status == CampaignStatus.ACTIVE}
-    if not active:
-        return out
-    k_of = {pk: c.judgments_per_item for pk, c in active.items()}
-    # the items still needing judgments, each with its assignments (one row per assignment)
-    pending: dict[int, tuple[int, int]] = {}
-    holders: dict[int, set[int]] = defaultdict(set)
-    live: Counter[int] = Counter()
-    skipped_items: set[int] = set()
-    for pk, campaign_id, judged, annotator_id, status, expires_at in (
-        CampaignItem.objects.filter(
-            campaign_id__in=list(active), is_gold=False, judgment_count__lt=F("campaign__judgments_per_item")
-        )
-        .order_by()
-        .values_list(
-            "pk",
-            "campaign_id",
-            "judgment_count",
-            "assignments__annotator_id",
-            "assignments__status",
-            "assignments__expires_at",
-        )
-    ):
-        pending[pk] = (campaign_id, judged)
-        if annotator_id is None:
-            continue
-        holders[pk].add(annotator_id)
-        if status == AssignmentStatus.LEASED and expires_at > now:
-            live[pk] += 1
-        elif status == AssignmentStatus.SKIPPED:
-            skipped_items.add(pk)
-    if not pending:
-        return out
-    # the annotators (campaign 0) and, per campaign, those paused there: one query
-    annotators = (
-        get_user_model()
-        .objects.filter(is_active=True, groups__name=Role.ANNOTATOR.value)
-        .order_by()
-        .annotate(campaign=Value(0, output_field=IntegerField()))
-        .values_list("pk", "campaign")
-    )
-    stopped = (
-        CampaignAnnotator.objects.filter(campaign_id__in=list(active), paused=True)
-        .order_by()
-        .values_list("annotator_id", "campaign_id")
-    )
-    pool: set[int] = set()
-    paused: dict[int, set[int]] = defaultdict(set)
-    for annotator_id, campaign_id in annotators.union(stopped, all=True):
-        if campaign_id == 0:
-            pool.add(annotator_id)
-        else:
-            paused[campaign_id].add(annotator_id)
-    stuck: dict[int, list[int]] = defaultdict(list)
-    for item_id, (campaign_id, judged) in sorted(pending.items()):
-        eligible = len(pool - paused[campaign_id] - holders[item_id])
-        if judged + live[item_id] + eligible < k_of[campaign_id]:
-            stuck[campaign_id].append(item_id)
-    for campaign_id, ids in stuck.items():
-        out[campaign_id] = OutOfReach(item_ids=ids, skipped=len(skipped_items.intersection(ids)))
-    return out
