@@ -49,6 +49,16 @@ def own_collections() -> Any:
     return Schema.objects.filter(import_batch__format__in=OWN_FORMATS).values("collection")
 
 
+def own_collection(dataset: str, selection: dict[str, Any]) -> str:
+    """The selection's collection when it holds a curator's own items ("" for the public
+    sets): a ComVE collection always does; a schema collection when its schemas came from
+    an own file."""
+    collection = str(selection.get("collection") or "")
+    if not collection or dataset in (ReleaseDataset.COMVE, ReleaseDataset.SENMAKING):
+        return collection
+    return collection if own_collections().filter(collection=collection).exists() else ""
+
+
 def schema_queryset(selection: dict[str, Any]) -> QuerySet[Schema]:
     """The selection's collection; without one, every collection of the public sets (a
     curator's own items are released only under their collection's name)."""
