@@ -388,7 +388,7 @@ def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpR
 @login_required
 def campaign_create(request: HttpRequest) -> HttpResponse:
     _require(user_can_curate, request)
-    form = CampaignCreateForm(request.POST or None)
+    form = CampaignCreateForm(request.POST or None, **selectors.campaign_item_choices())
     if request.method == "POST" and form.is_valid():
         try:
             campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())
