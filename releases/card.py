@@ -217,7 +217,7 @@ def _load_lines(configs: list[str]) -> list[str]:
         return ["No JSONL file of this release has records: there is nothing to load."]
     names = ", ".join(f"`{c}`" for c in configs)
     return [
-        f"Load a file with Hugging Face `datasets` (configs: {names}): "
+        f"Load a file with Hugging Face `datasets` (one config per JSONL file: {names}): "
         f'`load_dataset("path/to/this/folder", "{configs[0]}")`.'
     ]
 
