@@ -168,7 +168,9 @@ def _words(meta: dict[str, Any]) -> dict[str, str]:
         "title": own.get("title") or f"Collection {name}",
         "what": own.get("description")
         or f"The items of the collection `{name}`; its curator gave no description.",
-        "how": "Each label comes from the import or the campaign named under Label sources below.",
+        "how": "Each label comes from the import or the campaign named under Label sources below."
+        if (meta.get("label_sources") or {}).get("counts")
+        else "No import or campaign gave these items labels.",
         "licence_id": _hf_licence(licence) if licence else "other",
         "licence": licence or f"No licence was given for the collection `{name}`; ask its curator.",
         "citation": own.get("citation") or "",
@@ -440,7 +442,10 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out.append("First version of this release.")
     if meta.get("changelog"):
         out += ["", str(meta["changelog"]).strip()]
-    out += ["", "## Licence", "", f"`{words['licence_id']}`: {words['licence']}", "", "## Citation", ""]
+    licence = f"`{words['licence_id']}`" + (
+        "" if words["licence"].lower() == words["licence_id"] else f": {words['licence']}"
+    )
+    out += ["", "## Licence", "", licence, "", "## Citation", ""]
     if words["citation"]:
         out += [
             "```bibtex" if words["citation"].lstrip().startswith("@") else "```",

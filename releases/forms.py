@@ -84,7 +84,7 @@ class ReleaseCreateForm(forms.Form):
         for name, options in (label_options or {}).items():
             # Where an import and a campaign disagree the release needs a choice: no default
             # is offered then (the service would refuse it).
-            choices = [] if name in conflicts else [("", "default (imported, else latest campaign)")]
+            choices = [] if name in conflicts else [("", "default")]
             choices += [(o.value, f"{o.title} ({o.items} items)") for o in options if o.items]
             help_text = (
                 "Default: the imported label where there is one, else the latest campaign's. "

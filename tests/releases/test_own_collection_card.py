@@ -80,7 +80,7 @@ def test_a_licence_given_on_the_release_form_reaches_the_card(own, client, curat
     assert Collection.objects.get(name="kitchen").title == "Kitchen schemas"  # blank kept it
     services.release_build(release_id=release.pk)
     card = _card(release)
-    assert "\nlicense: mit\n" in card and "`mit`: MIT" in card
+    assert "\nlicense: mit\n" in card and "## Licence\n\n`mit`\n" in card
 
 
 def test_every_config_the_zip_card_names_loads_with_hugging_face_datasets(
