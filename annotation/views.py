@@ -404,7 +404,7 @@ def campaign_item_change(request: HttpRequest, name: str, item_id: int) -> HttpR
 def campaign_create(request: HttpRequest) -> HttpResponse:
     # a link (the import result's next step) may fill the form: ?items=&filters=
     initial = {key: request.GET[key] for key in ("items", "filters", "task") if request.GET.get(key)}
-    form = CampaignCreateForm(request.POST or None, initial=initial)
+    form = CampaignCreateForm(request.POST or None, initial=initial, **selectors.campaign_item_choices())
     if request.method == "POST" and form.is_valid():
         try:
             campaign = services.campaign_create(created_by=request.user, **form.service_kwargs())

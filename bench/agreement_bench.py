@@ -1,6 +1,6 @@
 """Time Winnow's agreement statistics on 1,000,000 synthetic judgments against the references.
 
-Run: /work/main/.venv/bin/python bench/agreement_bench.py [--items 200000] [--per-item 5]
+Run: .venv/bin/python bench/agreement_bench.py [--items 200000] [--per-item 5]
 
 Synthetic data: ITEMS items, PER_ITEM judgments each (distinct raters drawn from a pool of
 RATERS), 3 categories; each item has a "true" category that a rater picks with probability

@@ -1,6 +1,6 @@
 """Statements per second of cloze experiment 1 (dispersion), tiny models and SmolLM2.
 
-    /work/main/.venv/bin/python bench/cloze_bench.py [--statements N] [--smollm2-statements M] [--no-smollm2]
+    .venv/bin/python bench/cloze_bench.py [--statements N] [--smollm2-statements M] [--no-smollm2]
 
 For causal models it times the re-ranking two ways on the same statements: through the
 left context's key/value cache (what `manage.py cloze` does) and the reference, scoring

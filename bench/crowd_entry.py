@@ -2,7 +2,7 @@
 
     DATABASE_URL=postgres://winnow:winnow@127.0.0.1:5432/winnow_bench \\
         .venv/bin/python bench/crowd_entry.py [--participants 200] [--arrival 60] [--think 3] \\
-        [--potato /work/potato-venv/bin/python]
+        [--potato ../potato-venv/bin/python]
 
 What it does, from nothing:
 1. drops and creates the database named in DATABASE_URL (PostgreSQL, its name containing

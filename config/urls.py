@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from config import views
 from core.auth import ThrottledAuthenticationForm
+from core.docs import doc_page
 
 admin.site.site_header = "Winnow administration"
 admin.site.site_title = "Winnow admin"
@@ -15,6 +16,7 @@ handler500 = "core.web.server_error"  # a 503 page when the database cannot be r
 urlpatterns = [
     path("", views.home, name="home"),
     path("health/", views.health, name="health"),
+    path("docs/<slug:page>/", doc_page, name="doc"),
     path("favicon.ico", views.favicon, name="favicon"),
     path(
         "accounts/login/",

@@ -48,6 +48,30 @@ class ImportUploadForm(LimitedUploadForm):
         help_text="Your own items: a name of your choice that keeps them apart from the public sets (required). "
         "WinoWhy and Trichelair: the schema collection (empty means wsc273, the real data).",
     )
+    collection_title = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Title of your collection",
+        help_text="Your own items: the collection's title on the card of its releases.",
+    )
+    collection_description = forms.CharField(
+        required=False,
+        label="Description",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What the items are and how they were made (the card's first section).",
+    )
+    collection_licence = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Licence",
+        help_text="e.g. cc-by-4.0, mit, or the licence's name.",
+    )
+    collection_citation = forms.CharField(
+        required=False,
+        label="Citation",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="BibTeX, or how to cite the collection. All four can be changed on the release form.",
+    )
     split = forms.ChoiceField(
         choices=[
             ("", "from the file names"),
@@ -59,6 +83,14 @@ class ImportUploadForm(LimitedUploadForm):
         required=False,
         help_text="ComVE: when the file names do not tell the split. Your own ComVE items: their split (default test).",
     )
+
+    def collection_card(self) -> dict[str, str]:
+        """What the curator said of the collection: {title, description, licence, citation}."""
+        data = self.cleaned_data
+        return {
+            key: data.get(f"collection_{key}") or ""
+            for key in ("title", "description", "licence", "citation")
+        }
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

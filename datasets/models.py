@@ -24,6 +24,35 @@ OWN_FORMATS = (ImportFormat.SCHEMAS, ImportFormat.REASONS, ImportFormat.COMVE_IT
 PUBLIC_COLLECTIONS = ("wsc273",)
 
 
+class Collection(models.Model):
+    """What a curator says of their own collection, for the card of its releases: its title,
+    description, licence and citation (a public set's come with Winnow)."""
+
+    name = models.CharField(max_length=50, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True, help_text="What the items are and how they were made")
+    licence = models.CharField(
+        max_length=100, blank=True, help_text="e.g. cc-by-4.0, mit, or the licence's name"
+    )
+    citation = models.TextField(blank=True, help_text="BibTeX, or how to cite the collection")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def card(self) -> dict[str, str]:
+        """The card's facts of this collection, as frozen into a release."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "licence": self.licence,
+            "citation": self.citation,
+        }
+
+
 class ImportBatch(models.Model):
     """One run of an importer: which files (with SHA-256), who, and what it did."""
 

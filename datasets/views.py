@@ -62,6 +62,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             }
             if form.cleaned_data["collection"]:
                 options["collection"] = form.cleaned_data["collection"]
+                options["collection_card"] = form.collection_card()
             if form.cleaned_data["split"]:
                 options["split"] = form.cleaned_data["split"]
             # Files keep their own names (ComVE's split comes from them) in a folder of their own.

@@ -6,11 +6,13 @@ comes from the frozen release (no timestamps), so the card is byte-identical on 
 """
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from releases.dataset import Dataset
+from core.words import no_value, words
 
 
 class _FileLike(Protocol):
@@ -88,8 +90,6 @@ FIELDS = {
         '`switched` (the sentence with the candidates exchanged, `""` when none) and '
         "`switched_text_before`, `switched_pronoun`, `switched_text_after`; `switchable` and "
         "`associative` (true, false or null); `knowledge_types` (sorted).",
-        "`wsc_switchable.jsonl`, `wsc_associative.jsonl`, `wsc_non_associative.jsonl`: the lines of "
-        "`wsc.jsonl` with `switchable` true, `associative` true, `associative` false.",
     ),
     "winowhy": (
         "`id` (`SCHEMA_ID.POSITION`), `schema_id`, `position`; the question: `sentence`, `pronoun`, "
@@ -172,14 +172,112 @@ def card_section(dataset: str) -> CardSection:
     return CARD_SECTIONS[Dataset(dataset)] if known else replace(_UNKNOWN, title=dataset, hf_config=dataset)
 
 
+def _own(meta: dict[str, Any]) -> dict[str, str] | None:
+    """An own collection's facts ({name, title, description, licence, citation}), or None for
+    a public set's release (whose words come with Winnow)."""
+    card = meta.get("collection_card") or {}
+    return card if card.get("name") else None
+
+
+def _hf_licence(licence: str) -> str:
+    """The YAML ``license:`` value: a licence identifier as written (cc-by-4.0, mit), else
+    ``other`` (the card's Licence section names it)."""
+    value = licence.strip().lower()
+    return value if re.fullmatch(r"[a-z0-9][a-z0-9.+-]{0,40}", value) else "other"
+
+
+def _words(meta: dict[str, Any]) -> dict[str, str]:
+    """The card's title, what, how, licence (identifier and text) and citation: an own
+    collection's own, never a public data set's."""
+    dataset = meta["dataset"]
+    own = _own(meta)
+    if own is None:
+        section = card_section(dataset)
+        licence_id, licence_text = section.licence
+        return {
+            "title": section.title,
+            "what": section.what,
+            "how": section.how,
+            "licence_id": licence_id,
+            "licence": licence_text,
+            "citation": section.citation,
+        }
+    name = own["name"]
+    licence = own.get("licence") or ""
+    return {
+        "title": own.get("title") or f"Collection {name}",
+        "what": own.get("description")
+        or f"The items of the collection `{name}`; its curator gave no description.",
+        "how": "Each label comes from the import or the campaign named under Label sources below."
+        if (meta.get("label_sources") or {}).get("counts")
+        else "No import or campaign gave these items labels.",
+        "licence_id": _hf_licence(licence) if licence else "other",
+        "licence": licence or f"No licence was given for the collection `{name}`; ask its curator.",
+        "citation": own.get("citation") or "",
+    }
+
+
+#: WSC's subsets: the lines of wsc.jsonl with a label; a subset without lines is not shipped.
+WSC_SUBSETS = {
+    "wsc_switchable.jsonl": "`switchable` true",
+    "wsc_associative.jsonl": "`associative` true",
+    "wsc_non_associative.jsonl": "`associative` false",
+}
+
+
+def _field_lines(dataset: str, names: set[str]) -> list[str]:
+    """The card's field list: a line about a file only when the release carries it."""
+    lines = [
+        line
+        for line in card_section(dataset).fields
+        if not (match := re.match(r"`([^`]+\.jsonl)`:", line)) or match.group(1) in names
+    ]
+    subsets = [(name, words) for name, words in WSC_SUBSETS.items() if name in names]
+    if dataset == Dataset.WSC and subsets:
+        lines.append(
+            ", ".join(f"`{name}`" for name, _ in subsets)
+            + ": the lines of `wsc.jsonl` with "
+            + ", ".join(words for _, words in subsets)
+            + "."
+        )
+    return lines
+
+
 def hf_split(meta: dict[str, Any]) -> str:
     """The split name the card declares for every config."""
     split = str(meta.get("split") or "")
     return split if split.isidentifier() else "test"
 
 
+def _configs(files: Sequence[_FileLike]) -> list[str]:
+    """The Hugging Face configs of a release: one per JSONL file with records (file stem)."""
+    return [f.name.removesuffix(".jsonl") for f in files if f.name.endswith(".jsonl") and f.items > 0]
+
+
+def _load_lines(configs: list[str]) -> list[str]:
+    if not configs:
+        return ["No JSONL file of this release has records: there is nothing to load."]
+    names = ", ".join(f"`{c}`" for c in configs)
+    return [
+        f"Load a file with Hugging Face `datasets` (one config per JSONL file: {names}): "
+        f'`load_dataset("path/to/this/folder", "{configs[0]}")`.'
+    ]
+
+
+#: Words for the values in the label-count keys ("switchable=True" -> "switchable: yes").
+_COUNT_VALUES = {"True": "yes", "False": "no", "None": "not labelled", "": "not labelled"}
+
+
+def count_name(key: str) -> str:
+    """A label count's key in words: ``switchable=None`` -> ``switchable: not labelled``."""
+    if "=" not in key:
+        return key.replace("_", " ")
+    name, value = key.split("=", 1)
+    return f"{name.replace('_', ' ')}: {_COUNT_VALUES.get(value, value)}"
+
+
 def _yaml_header(meta: dict[str, Any], files: Sequence[_FileLike]) -> str:
-    licence = card_section(meta["dataset"]).licence[0]
+    licence = _words(meta)["licence_id"]
     lines = [
         "---",
         f"pretty_name: {json.dumps(meta['name'] + ' ' + meta['version'])}",
@@ -188,13 +286,12 @@ def _yaml_header(meta: dict[str, Any], files: Sequence[_FileLike]) -> str:
         "- en",
         "configs:",
     ]
-    configs = [f for f in files if f.name.endswith(".jsonl") and f.items > 0]
-    for index, file in enumerate(configs):
+    for index, config in enumerate(_configs(files)):
         lines += [
-            f"- config_name: {file.name.removesuffix('.jsonl')}",
+            f"- config_name: {config}",
             "  data_files:",
             f"  - split: {hf_split(meta)}",
-            f"    path: {file.name}",
+            f"    path: {config}.jsonl",
         ]
         if index == 0:
             lines.append("  default: true")
@@ -217,7 +314,7 @@ def _figure_cells(figure: Any) -> tuple[str, str]:
     if not isinstance(figure, dict):
         return _format_value(figure), ""
     if figure.get("value") is None:
-        return f"undefined ({figure.get('undefined') or 'no value'})", ""
+        return no_value(figure.get("undefined")), ""
     interval = ""
     if figure.get("ci_low") is not None and figure.get("ci_high") is not None:
         interval = f"{_format_value(figure['ci_low'])} – {_format_value(figure['ci_high'])}"
@@ -238,7 +335,7 @@ def agreement_lines(summary: dict[str, Any]) -> list[str]:
             lines += [f"- campaign `{name}`: no figures ({campaign['error']})"]
             continue
         facts = ", ".join(
-            f"{key.replace('_', ' ')} {campaign[key]}"
+            f"{words(key)} {campaign[key]}"
             for key in ("items_judged", "judgments", "annotators")
             if key in campaign
         )
@@ -254,7 +351,7 @@ def agreement_lines(summary: dict[str, Any]) -> list[str]:
         lines += ["| figure | value | 95% interval |", "|---|---|---|"]
         for key, figure in sorted(figures.items()):
             value, interval = _figure_cells(figure)
-            lines.append(f"| {key.replace('_', ' ')} | {value} | {interval} |")
+            lines.append(f"| {words(key)} | {value} | {interval} |")
         for note in campaign.get("notes") or []:
             lines += ["", f"Note: {note}"]
     return lines
@@ -355,12 +452,19 @@ def filter_lines(meta: dict[str, Any]) -> list[str]:
 
 def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict[str, int]) -> str:
     dataset = meta["dataset"]
-    section = card_section(dataset)
-    title = section.title
-    out = [_yaml_header(meta, files), "", f"# {meta['name']} {meta['version']}", "", f"**{title}**", ""]
+    words = _words(meta)
+    configs = _configs(files)
+    out = [
+        _yaml_header(meta, files),
+        "",
+        f"# {meta['name']} {meta['version']}",
+        "",
+        f"**{words['title']}**",
+        "",
+    ]
     if meta.get("split"):
         out += [f"Split: `{meta['split']}`.", ""]
-    out += ["## What", "", section.what, "", f"Items in this release: {meta['item_count']}.", ""]
+    out += ["## What", "", words["what"], "", f"Items in this release: {meta['item_count']}.", ""]
     out += ["## Files", "", "| file | records | bytes | SHA-256 |", "|---|---|---|---|"]
     for file in sorted(files, key=lambda f: f.name):
         out.append(f"| `{file.name}` | {file.items} | {file.size} | `{file.sha256}` |")
@@ -369,16 +473,15 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         "`manifest.json` lists every file with its size and SHA-256. JSONL files: UTF-8, one "
         "object per line, keys sorted, `null` for unknown. Their fields:",
         "",
-        *[f"- {line}" for line in section.fields],
+        *[f"- {line}" for line in _field_lines(dataset, {f.name for f in files})],
         "",
-        "Load a file with Hugging Face `datasets`: "
-        f'`load_dataset("path/to/this/folder", "{section.hf_config}")`.',
+        *_load_lines(configs),
         "",
     ]
     label_counts = {k: v for k, v in stats.items() if not k.startswith(SOURCE_DIFFERENCE)}
     if label_counts:
         out += ["Counts:", ""]
-        out += [f"- {key}: {value}" for key, value in sorted(label_counts.items())]
+        out += [f"- {count_name(key)}: {value}" for key, value in sorted(label_counts.items())]
         out.append("")
     out += _source_differences(stats)
     out += ["## Where from", ""]
@@ -388,7 +491,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out += [f"| `{s.get('file', '')}` | `{s.get('sha256', '')}` |" for s in sources]
     else:
         out.append("No source files recorded.")
-    out += ["", "## How annotated", "", section.how, ""]
+    out += ["", "## How annotated", "", words["how"], ""]
     out += label_source_lines(meta.get("label_sources") or {})
     out += ["### Agreement", ""]
     out += agreement_lines(meta.get("agreement_summary") or {})
@@ -420,7 +523,17 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         out.append("First version of this release.")
     if meta.get("changelog"):
         out += ["", str(meta["changelog"]).strip()]
-    licence_id, licence_text = section.licence
-    out += ["", "## Licence", "", f"`{licence_id}`: {licence_text}", "", "## Citation", ""]
-    out += ["```bibtex", section.citation, "```", ""]
+    licence = f"`{words['licence_id']}`" + (
+        "" if words["licence"].lower() == words["licence_id"] else f": {words['licence']}"
+    )
+    out += ["", "## Licence", "", licence, "", "## Citation", ""]
+    if words["citation"]:
+        out += [
+            "```bibtex" if words["citation"].lstrip().startswith("@") else "```",
+            words["citation"],
+            "```",
+            "",
+        ]
+    else:
+        out += ["No citation was given for this collection.", ""]
     return "\n".join(out)

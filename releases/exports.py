@@ -35,10 +35,12 @@ COMVE_FILES = (
     "subtaskC_answers.csv",
 )
 DATA_FILES = {"wsc": WSC_FILES, "winowhy": WINOWHY_FILES, "comve": COMVE_FILES, "senmaking": COMVE_FILES}
-# Files that Hugging Face `datasets` loads as configs (config name = file stem).
-JSONL_CONFIGS = {
-    dataset: tuple(f for f in files if f.endswith(".jsonl")) for dataset, files in DATA_FILES.items()
-}
+
+
+def jsonl_configs(file_names: Iterable[str]) -> list[str]:
+    """The Hugging Face configs of a release's files (config name = JSONL file stem), in the
+    card's order: its data files are those with records."""
+    return sorted(name.removesuffix(".jsonl") for name in file_names if name.endswith(".jsonl"))
 
 
 @dataclass
@@ -236,7 +238,8 @@ def write_data_files(
     out_dir: Path,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[BuiltFile], dict[str, int]]:
-    """Write the data set's data files from ``payloads`` in order; (files, label counts)."""
+    """Write the data set's data files from ``payloads`` in order; (files, label counts).
+    Files that received no record are removed and not returned."""
     if dataset not in WRITERS:
         raise ValueError(f"unknown data set {dataset!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -258,6 +261,11 @@ def write_data_files(
         stats["items"] = done
     finally:
         files = sinks.close()
+    # A file without records is not shipped: the card declares a config for every JSONL file
+    # of the release, and a reader never meets an empty (or header-only) file.
+    for empty in (f for f in files if f.items == 0):
+        (out_dir / empty.name).unlink()
+    files = [f for f in files if f.items > 0]
     return sorted(files, key=lambda f: f.name), dict(sorted(stats.items()))
 
 

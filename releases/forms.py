@@ -36,6 +36,30 @@ class ReleaseCreateForm(forms.Form):
         help_text="X.Y.Z: the last number up for a fix, the middle one for new labels or items, "
         "the first for a changed format.",
     )
+    collection_title = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Title of your collection",
+        help_text="Your own collection only (the public sets come with theirs): the card's title.",
+    )
+    collection_description = forms.CharField(
+        required=False,
+        label="Description of your collection",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What the items are and how they were made.",
+    )
+    collection_licence = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Licence of your collection",
+        help_text="e.g. cc-by-4.0, mit, or the licence's name.",
+    )
+    collection_citation = forms.CharField(
+        required=False,
+        label="Citation of your collection",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="BibTeX, or how to cite it. Left empty, the card keeps what the collection was given.",
+    )
     changelog = forms.CharField(
         label="Changelog",
         required=False,
@@ -58,19 +82,26 @@ class ReleaseCreateForm(forms.Form):
         field.choices = [("", "the public sets"), *((c, c) for c in collections)]
         conflicts = label_conflicts or {}
         for name, options in (label_options or {}).items():
-            choices = [("", "default: the imported label where there is one, else the latest campaign's")]
+            # Where an import and a campaign disagree the release needs a choice: no default
+            # is offered then (the service would refuse it).
+            choices = [] if name in conflicts else [("", "default")]
             choices += [(o.value, f"{o.title} ({o.items} items)") for o in options if o.items]
-            help_text = "Where a campaign did not label an item, the item keeps its imported label."
+            help_text = (
+                "Default: the imported label where there is one, else the latest campaign's. "
+                "Where a campaign did not label an item, the item keeps its imported label."
+            )
             if name in conflicts:
                 help_text = (
                     f"{conflicts[name]} items have an imported label and a different one from a "
-                    "campaign: choose which the release takes. " + help_text
+                    "campaign: choose which the release takes. Where a campaign did not label an "
+                    "item, the item keeps its imported label."
                 )
             self.fields[f"label_{name}"] = forms.ChoiceField(
                 label=f"Source of “{name}”",
                 choices=choices,
-                required=False,
+                required=name in conflicts,
                 help_text=help_text,
+                error_messages={"required": f"Source of “{name}”: choose which source the release takes."},
             )
 
     def label_sources(self) -> dict[str, str]:
@@ -80,6 +111,14 @@ class ReleaseCreateForm(forms.Form):
             name.removeprefix("label_"): data[name]
             for name in sorted(self.fields)
             if name.startswith("label_") and data.get(name)
+        }
+
+    def collection_card(self) -> dict[str, str]:
+        """What the curator says of an own collection: {title, description, licence, citation}."""
+        data = self.cleaned_data
+        return {
+            key: data.get(f"collection_{key}") or ""
+            for key in ("title", "description", "licence", "citation")
         }
 
     def service_kwargs(self) -> dict[str, Any]:

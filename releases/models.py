@@ -161,6 +161,13 @@ class Release(JobLease):
         blank=True,
         help_text="{chosen: {label: source}, counts: {label: {source: items}}, titles: {source: title}}",
     )
+    # null (not default=dict): SQLite adds a nullable column in place, while a default
+    # would rebuild the table, which its release triggers refuse.
+    collection_card = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="An own collection's {name, title, description, licence, citation}, frozen for the card",
+    )
     item_count = models.PositiveIntegerField(default=0)
     build_status = models.CharField(max_length=10, choices=BuildStatus.choices, default=BuildStatus.NONE)
     build_progress = models.PositiveSmallIntegerField(default=0, help_text="Percent")

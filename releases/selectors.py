@@ -11,7 +11,7 @@ from django.db.models import Count
 from django.http import Http404
 
 from core.roles import Actor
-from datasets.models import ComVEItem, Reason, Schema
+from datasets.models import Collection, ComVEItem, Reason, Schema
 from releases.diff import items_text_diff, release_items_diff, shown_keys
 from releases.errors import ReleaseIntegrityError
 from releases.exports import file_sha256
@@ -150,6 +150,14 @@ def release_pair_diff(*, old: Release, new: Release, shown: int = DIFF_SHOWN) ->
         "new": new,
         **items_text_diff(dataset=new.dataset, diff=diff, before=before, after=after, shown=shown),
     }
+
+
+def collection_card_initial(*, name: str) -> dict[str, str]:
+    """The release form's collection fields, filled with what the collection holds."""
+    collection = Collection.objects.filter(name=name).first()
+    if collection is None:
+        return {}
+    return {f"collection_{key}": value for key, value in collection.card().items() if key != "name"}
 
 
 def release_collections() -> list[str]:

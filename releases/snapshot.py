@@ -13,9 +13,20 @@ from django.db.models import QuerySet
 
 from datasets.models import ImportBatch, Label, LabelSourceKind
 from releases.shapes import SHAPES, Row, shape_for
-from releases.shapes.base import CHUNK, bool_or_none, switched_parts
+from releases.dataset import Dataset
+from releases.shapes.base import CHUNK, bool_or_none, own_collections, switched_parts
 
 __all__ = ["CHUNK", "Row", "switched_parts"]
+
+
+def own_collection(dataset: str, selection: dict[str, Any]) -> str:
+    """The selection's collection when it holds a curator's own items ("" for the public
+    sets): a ComVE collection always does; a schema collection when its schemas came from
+    an own file."""
+    collection = str(selection.get("collection") or "")
+    if not collection or Dataset(dataset).reads_as == Dataset.COMVE:
+        return collection
+    return collection if own_collections().filter(collection=collection).exists() else ""
 
 
 def item_queryset(dataset: str, selection: dict[str, Any]) -> QuerySet:

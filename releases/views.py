@@ -19,7 +19,7 @@ from releases.errors import (
     ReleaseIntegrityError,
     ReleaseValidationError,
 )
-from releases.exports import JSONL_CONFIGS
+from releases.exports import jsonl_configs
 from releases.forms import ReleaseCompareForm, ReleaseCreateForm
 from releases.models import BuildStatus, Release, ReleaseStatus
 from releases.notices import approved_notice, created_notice, published_notice
@@ -46,7 +46,8 @@ def release_detail(request: HttpRequest, name: str, version: str) -> HttpRespons
         # character of the card itself (releases.card_html; tests/releases/test_bundle.py).
         "card": mark_safe(card_html(_card_text(release))),  # noqa: S308
         "bundle": _bundle(release),
-        "configs": JSONL_CONFIGS.get(release.dataset, ()),
+        # the configs its card declares: one per JSONL file with records
+        "configs": jsonl_configs(f.name for f in release.files.all() if f.items > 0),
         "actions": _actions(request, release),
         "label_sources": selectors.release_label_source_rows(release),
     }
@@ -120,9 +121,12 @@ def release_create(request: HttpRequest) -> HttpResponse:
         split=chosen.get("split", ""),
         collection=chosen.get("collection", ""),
     )
+    initial = request.GET.dict()
+    if chosen.get("collection"):  # what the collection was given, to keep or change
+        initial.update(selectors.collection_card_initial(name=chosen["collection"]))
     form = ReleaseCreateForm(
         data,
-        initial=request.GET.dict() or None,
+        initial=initial or None,
         collections=collections,
         label_options=options,
         label_conflicts=conflicts,
@@ -135,7 +139,10 @@ def release_create(request: HttpRequest) -> HttpResponse:
         try:
             if creating and request.POST.get("previewed") == form.fingerprint():
                 release = services.release_create(
-                    **kwargs, changelog=form.cleaned_data["changelog"], user=request.user
+                    **kwargs,
+                    changelog=form.cleaned_data["changelog"],
+                    collection_card=form.collection_card(),
+                    user=request.user,
                 )
                 release.refresh_from_db()  # its build may have run on commit already
                 messages.success(request, created_notice(release))

@@ -23,6 +23,7 @@ from annotation.agreement.services import (
     figures_by_group,
 )
 from annotation.models import Campaign
+from annotation.task_types import task_type
 from core.charts import BarChart, bar_chart
 from core.downloads import FORMATS, json_download, table_download
 from core.roles import role_required, user_is_curator
@@ -138,15 +139,21 @@ def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     groups = [
         row | {"group_by": scope} for scope in scopes for row in _group_rows(figures, scope, GROUP_FIGURES)
     ]
+    # the answers in words, as the annotators saw them ("Statement 1", not "0")
+    answer_words = task_type(campaign.task).vote_label
+    categories = _group_rows(figures, "answer", ("share", "fleiss_kappa"))
+    for row in categories:
+        row["answer"] = answer_words(str(row["group"]))
     return render(
         request,
         "annotation/agreement_detail.html",
         {
             "campaign": campaign,
             "summary": summary,
+            "answers": [answer_words(str(c)) for c in summary.get("categories") or []],
             "figures": _figure_rows(figures),
             "groups": groups,
-            "categories": _group_rows(figures, "answer", ("share", "fleiss_kappa")),
+            "categories": categories,
             "charts": charts,
             "tables": TABLES,
         },

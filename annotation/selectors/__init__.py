@@ -34,6 +34,7 @@ from annotation.selectors.reach import OutOfReach as OutOfReach  # re-exported: 
 from annotation.selectors.reach import items_out_of_reach as items_out_of_reach
 from annotation.selectors.reach import items_out_of_reach_many as items_out_of_reach_many
 from annotation.task_types import ContextLine, TaskType, task_spec, task_type
+from datasets.models import ComVEItem, Schema
 
 
 def campaign_list(*, user: Any) -> QuerySet[Campaign]:
@@ -45,6 +46,18 @@ def campaign_list(*, user: Any) -> QuerySet[Campaign]:
         # a crowd participant sees only the campaign of their study link (annotation.participation)
         return participation().visible_campaigns(user=user, campaigns=campaigns)
     return Campaign.objects.none()
+
+
+def campaign_item_choices() -> dict[str, Any]:
+    """What the new-campaign form's pickers offer: the collections of schemas and ComVE
+    items, and the (data set, split, collection) of the ComVE items there are."""
+    schemas = Schema.objects.values_list("collection", flat=True).distinct()
+    comve = ComVEItem.objects.values_list("dataset", "split", "collection").distinct()
+    sets = sorted({(str(d), str(s), str(c)) for d, s, c in comve})
+    return {
+        "collections": sorted({*schemas, *(c for _, _, c in sets if c)}),
+        "comve_sets": sets,
+    }
 
 
 def campaign_get(*, user: Any, name: str) -> Campaign:

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.utils.text import slugify
 
+from annotation.agreement.services import agreement_headline_compute
 from annotation.answers import ITEM_KINDS
 from annotation.errors import CampaignError
 from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
@@ -40,6 +41,7 @@ ITEM_FILTERS: dict[str, dict[str, str]] = {
     "comve": {
         "dataset": "str",
         "split": "str",
+        "collection": "str",
         "has_a": "bool",
         "has_b": "bool",
         "has_c": "bool",
@@ -99,6 +101,20 @@ def _selected(kind: str, filters: dict[str, Any], ids: Sequence[int] | None) -> 
     return qs.order_by("pk")
 
 
+def _gold_picked(task: str, qs: models.QuerySet, count: int) -> list[int]:
+    """The ids of the first ``count`` items of ``qs`` with a known answer for ``task``."""
+    if task_spec(task).writes_text or task_spec(task).writes_comve:
+        raise CampaignError(f"gold items: {task_spec(task).title} has no right answer to check")
+    kind = task_type(task)
+    picked = [obj.pk for obj in qs.iterator(chunk_size=500) if kind.gold_answer(obj)][: count + 1]
+    if len(picked) <= count:  # the rest of the items are the work: gold cannot be all of them
+        raise CampaignError(
+            f"gold items: {count} asked, but only {max(len(picked) - 1, 0)} of the chosen items "
+            "have a known answer and leave work besides them"
+        )
+    return picked[:count]
+
+
 def gold_answer_for(task: str, obj: DataItem) -> str:
     """The known answer of an item used as gold; CampaignError when it has none."""
     answer = task_type(task).gold_answer(obj)
@@ -118,6 +134,7 @@ def campaign_create(
     gold_ids: Sequence[int] | None = None,
     lease_seconds: int = 600,
     gold_rate: float = 0.0,
+    gold_count: int = 0,
     instructions: str | None = None,
     slots: int = 0,
     created_by: Actor | None = None,
@@ -126,7 +143,8 @@ def campaign_create(
     """Create a campaign over the chosen items (a data set, a filter, a list of ids).
 
     ``items`` is the kind: schemas, reasons, comve, or slots (empty writing slots for
-    ComVE writing; ``slots`` says how many)."""
+    ComVE writing; ``slots`` says how many). Gold items: ``gold_ids``, or ``gold_count``
+    of the chosen items that have a known answer (the first ones by id)."""
     created_by = signed_in(created_by) if created_by is not None else None
     if task not in Task.values:
         raise CampaignError(f"task: {task!r} is not one of {', '.join(Task.values)}")
@@ -178,6 +196,8 @@ def campaign_create(
             qs = _selected(items, filters or {}, ids)
             gold_set = {int(g) for g in gold_ids or ()}
             qs = task_type(task).selectable(qs)
+            if gold_count and not gold_set:
+                gold_set = set(_gold_picked(task, qs, int(gold_count)))
             main_ids = [pk for pk in qs.values_list("pk", flat=True) if pk not in gold_set]
             if not main_ids:
                 raise CampaignError(f"items: the selection of {items} is empty")
@@ -217,10 +237,14 @@ def _analyze_campaign_items() -> None:
 
 
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
+    """Open, pause or close a campaign. Closing it computes its agreement (the headline the
+    dashboard and the pipeline page show), since its judgments no longer change."""
     if status not in CampaignStatus.values:
         raise CampaignError(f"status: {status!r} is not one of {', '.join(CampaignStatus.values)}")
     Campaign.objects.filter(pk=campaign.pk).update(status=status)
     campaign.status = status
+    if status == CampaignStatus.CLOSED and not task_spec(campaign.task).free_text:
+        agreement_headline_compute(campaign=campaign)
     return campaign
 
 

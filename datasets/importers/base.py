@@ -28,7 +28,9 @@ class DatasetImportError(WinnowError):
     stops (the formats for a curator's own items do); the message then names the first.
     ``row`` is 1-based over data rows (a CSV header is not counted; for a JSON array the
     n-th element; for JSON Lines the n-th line). ``line`` is a physical line of the file,
-    given when the problem is below the level of rows (bad bytes, broken JSON).
+    given when the problem is below the level of rows (bad bytes, broken JSON). The message
+    counts rows as a spreadsheet shows them (``sheet_row``): a CSV file's header is its row
+    1 (``header_rows``), so its first data row is row 2.
     """
 
     status = 400
@@ -42,7 +44,9 @@ class DatasetImportError(WinnowError):
         field: str | None = None,
         line: int | None = None,
         problems: list[DatasetImportError] | None = None,
+        header_rows: int = 0,
     ) -> None:
+        self.header_rows = header_rows
         self.file = file
         self.problems = list(problems or [])
         self.row = row
@@ -52,12 +56,17 @@ class DatasetImportError(WinnowError):
         super().__init__(self.message)
 
     @property
+    def sheet_row(self) -> int | None:
+        """The row as a spreadsheet numbers it (a CSV header is row 1)."""
+        return None if self.row is None else self.row + self.header_rows
+
+    @property
     def message(self) -> str:
         where = []
         if self.file:
             where.append(self.file)
         if self.row is not None:
-            where.append(f"row {self.row}")
+            where.append(f"row {self.sheet_row}")
         if self.line is not None:
             where.append(f"(line {self.line})" if self.row is not None else f"line {self.line}")
         if self.field:
@@ -68,6 +77,7 @@ class DatasetImportError(WinnowError):
         return {
             "file": self.file,
             "row": self.row,
+            "sheet_row": self.sheet_row,
             "field": self.field,
             "line": self.line,
             "reason": self.reason,
@@ -89,11 +99,19 @@ class SourceFile:
     sha256: str
     size: int
     text: str
+    #: rows above the data (a CSV header: 1), for the spreadsheet row numbers of its errors
+    header_rows: int = 0
 
     def error(
         self, reason: str, *, row: int | None = None, field: str | None = None, line: int | None = None
     ) -> DatasetImportError:
-        return DatasetImportError(reason, file=self.name, row=row, field=field, line=line)
+        return DatasetImportError(
+            reason, file=self.name, row=row, field=field, line=line, header_rows=self.header_rows
+        )
+
+    def sheet_row(self, row: int) -> int:
+        """A data row as a spreadsheet numbers it."""
+        return row + self.header_rows
 
     def formula_check(self, text: Any, *, row: int | None, field: str) -> None:
         """Refuse a text cell that a spreadsheet would run as a formula (:func:`formula_error`)."""

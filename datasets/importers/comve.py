@@ -10,7 +10,7 @@ Items are joined by ``id`` across all six files.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,8 @@ def _classify(source: SourceFile) -> CsvFile:
         body = [(n - first_line, r) for n, r in numbered[1:]]
         if not body:
             raise source.error("the file has a header but no rows", row=1)
-        return CsvFile(source=source, kind=kind, header=first, records=body)
+        # errors name rows as a spreadsheet does: the header is row 1
+        return CsvFile(source=replace(source, header_rows=1), kind=kind, header=first, records=body)
     body = [(n, r) for n, r in numbered]
     width = len(first)
     if width >= 3:
@@ -175,7 +176,9 @@ def _ids(csv_file: CsvFile) -> dict[str, tuple[int, list[str]]]:
             raise csv_file.source.error("empty id", row=row, field="id")
         if identifier in out:
             raise csv_file.source.error(
-                f"duplicate id {identifier!r} (also row {out[identifier][0]})", row=row, field="id"
+                f"duplicate id {identifier!r} (also row {csv_file.source.sheet_row(out[identifier][0])})",
+                row=row,
+                field="id",
             )
         out[identifier] = (row, cells)
     return out

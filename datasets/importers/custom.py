@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,8 @@ def _open(paths: list[Path], what: str) -> tuple[SourceFile, list[tuple[int, dic
     """The one file of an import, its rows, and the list its problems go to."""
     source = _one_file(paths, what)
     rows = read_rows(source)
+    if sniff(source.text) != "json":  # errors name rows as a spreadsheet does: the header is row 1
+        source = replace(source, header_rows=1)
     problems = Problems(source)
     if not rows:
         problems.add(f"no {what}", row=1)
@@ -129,7 +132,11 @@ def _identifier(problems: Problems, obj: dict[str, Any], row: int, seen: dict[st
     """The row's ``id``, '' when missing or already on an earlier row (both reported)."""
     identifier = _text(problems, obj, "id", row, max_length=64).strip()
     if identifier in seen:
-        problems.add(f"id {identifier!r} is also on row {seen[identifier]}", row=row, field="id")
+        problems.add(
+            f"id {identifier!r} is also on row {problems.source.sheet_row(seen[identifier])}",
+            row=row,
+            field="id",
+        )
         return ""
     if identifier:
         seen[identifier] = row
@@ -297,7 +304,9 @@ def parse_schemas(paths: list[Path], options: dict[str, Any]) -> WinoWhyData:
         back = twins.get(twin)
         if back is not None and back[0] != identifier:
             problems.add(
-                f"names {twin!r}, whose own twin is {back[0]!r} (row {back[1]})", row=row, field="twin"
+                f"names {twin!r}, whose own twin is {back[0]!r} (row {problems.source.sheet_row(back[1])})",
+                row=row,
+                field="twin",
             )
         elif identifier < twin or back is None:
             pairs.append((identifier, twin))
@@ -384,7 +393,9 @@ def parse_reasons(paths: list[Path], options: dict[str, Any]) -> ReasonRowsData:
             key = (schema, text)
             if key in seen:
                 problems.add(
-                    f"the same reason for schema {schema!r} is on row {seen[key]}", row=row, field="text"
+                    f"the same reason for schema {schema!r} is on row {problems.source.sheet_row(seen[key])}",
+                    row=row,
+                    field="text",
                 )
                 continue
             seen[key] = row

@@ -5,6 +5,8 @@ behind are an arrangement of this package, not an interface:
 
 - ``imports``: ``dataset_import``, the one way files enter Winnow, with the writers of each
   family (``winograd``, ``comve``, ``reasons``) and what they share (``rows``);
+- ``collections``: what a curator says of an own collection, for its release cards
+  (``collection_describe``);
 - ``reasons``: also a language model's generated reasons (``generated_reasons_add``);
 - ``campaign_rows``: rows a campaign creates (written reasons, written or rewritten ComVE
   items), recorded with their provenance like an import (``CampaignRows``).
@@ -22,10 +24,13 @@ from datasets.services.campaign_rows import (
     comve_item_values,
     reasons_copy,
 )
+from datasets.services.collections import CARD_FIELDS as COLLECTION_CARD_FIELDS
+from datasets.services.collections import collection_describe
 from datasets.services.imports import ImportResult, dataset_import
 from datasets.services.reasons import GeneratedReasons, generated_reasons_add
 
 __all__ = [
+    "COLLECTION_CARD_FIELDS",
     "CampaignRows",
     "DatasetImportError",
     "GeneratedReasons",
@@ -37,6 +42,7 @@ __all__ = [
     "SourceJudgment",
     "WrittenRow",
     "campaign_source_file",
+    "collection_describe",
     "comve_item_values",
     "dataset_import",
     "generated_reasons_add",

@@ -18,6 +18,7 @@ from datasets.importers import PARSERS
 from datasets.importers.base import DatasetImportError
 from datasets.importers.records import ComVEData, ReasonRowsData, TrichelairData, WinoWhyData
 from datasets.models import OWN_FORMATS, PUBLIC_COLLECTIONS, ComVEItem, ImportBatch, Schema
+from datasets.services.collections import CARD_FIELDS, collection_describe
 from datasets.services.comve import write_comve
 from datasets.services.reasons import write_reasons
 from datasets.services.rows import Tally, _json_safe
@@ -96,7 +97,8 @@ def dataset_import(
     ``uploaded`` (files came from the upload page: their temporary paths are not recorded),
     ``dry_run`` (check and count everything, then roll back: nothing is written).
     A curator's own items (``schemas``, ``reasons``, ``comve-items``) need a ``collection``
-    that is not a public set's.
+    that is not a public set's; ``collection_card`` ({title, description, licence,
+    citation}) describes it for the cards of its releases (blank values change nothing).
     Raises :class:`DatasetImportError` (file, row, field, reason) and writes nothing then.
     """
     options = dict(options or {})
@@ -229,6 +231,9 @@ def _write(
         batch.created, batch.updated, batch.unchanged = totals.created, totals.updated, totals.unchanged
         batch.summary = summary
         batch.save(update_fields=["created", "updated", "unchanged", "summary"])
+        if format in OWN_FORMATS:  # what the curator said of the collection, for its cards
+            card = options.get("collection_card") or {}
+            collection_describe(name=str(options["collection"]), **{k: card.get(k) for k in CARD_FIELDS})
         if options.get("dry_run"):
             # Everything was checked and counted against the database; keep none of it.
             transaction.set_rollback(True)

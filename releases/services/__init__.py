@@ -25,6 +25,7 @@ from annotation.agreement import services as agreement_services
 from annotation.models import Campaign
 from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVESplit
+from datasets.services import COLLECTION_CARD_FIELDS, collection_describe
 from releases import snapshot
 from releases.bundle import bundle_name, write_bundle
 from releases.diff import first_version_diff, items_text_diff, release_items_diff, shown_keys
@@ -310,15 +311,18 @@ def release_create(
     collection: str = "",
     changelog: str = "",
     label_sources: dict[str, str] | None = None,
+    collection_card: dict[str, str] | None = None,
     user: Actor | None = None,
     filtered: "FilteredFrom | None" = None,
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after
     commit. ``label_sources``: per label, the source its items take it from ("import", the
-    default, or "campaign:<name>"; ``releases.snapshot.LabelChoice``). ``filtered``: a
-    filtered release beside a full one (an audit's AfLite): its removed items are left out,
-    its card states the filter and its diff is against the full release, naming every
-    removed item."""
+    default, or "campaign:<name>"; ``releases.snapshot.LabelChoice``). ``collection_card``:
+    what the curator says of an own collection (title, description, licence, citation; blank
+    values keep the collection's), saved on the collection and frozen into the card.
+    ``filtered``: a filtered release beside a full one (an audit's AfLite): its removed items
+    are left out, its card states the filter and its diff is against the full release,
+    naming every removed item."""
     require_curator(user, "create")
     request = _release_request(
         name=name,
@@ -389,6 +393,12 @@ def release_create(
         release.sources = snapshot.source_files(dataset, selection)
         release.agreement_summary = _agreement_summary(dataset, selection)
         release.label_sources = labels.summary(per_label)
+        own = snapshot.own_collection(dataset, selection)
+        if own:
+            card = collection_card or {}
+            release.collection_card = collection_describe(
+                name=own, **{key: card.get(key) for key in COLLECTION_CARD_FIELDS}
+            ).card()
         release.build_status = BuildStatus.QUEUED
         release.save()
         _queue_build_on_commit(release.pk)

@@ -35,6 +35,7 @@ def release_meta(release: Release) -> dict[str, Any]:
         "sources": release.sources,
         "agreement_summary": release.agreement_summary,
         "label_sources": release.label_sources or {},
+        "collection_card": release.collection_card or {},
         # a filtered release (an audit's AfLite) states its filter; other releases' meta is unchanged
         **({"filter": release.selection["filter"]} if (release.selection or {}).get("filter") else {}),
     }

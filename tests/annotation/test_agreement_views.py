@@ -94,7 +94,7 @@ def test_every_figure_on_the_page_is_a_row_of_the_figures_download(client, curat
         "plausible": (8, pytest.approx(8 / 15)),
     }
     table = page[page.index('id="per-answer"') : page.index("</table>", page.index('id="per-answer"'))]
-    assert '<td>plausible</td><td class="num">8</td><td class="num">53.33%</td>' in table
+    assert '<td>Plausible</td><td class="num">8</td><td class="num">53.33%</td>' in table
     pairwise = next(
         r for r in as_json["rows"] if r["scope"] == "campaign" and r["figure"] == "pairwise_agreement"
     )

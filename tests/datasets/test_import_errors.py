@@ -247,7 +247,7 @@ def test_comve_truncated_csv_row_names_the_missing_field(comve_folder: Path):
     text = path.read_text()
     path.write_text(text[: text.rindex(",Option B of 12.")])
     error = fails("comve", [comve_folder])
-    assert error.message.startswith("subtaskB_dev_data.csv row 3 field 'OptionB': missing value")
+    assert error.message.startswith("subtaskB_dev_data.csv row 4 field 'OptionB': missing value")
 
 
 def test_comve_missing_column_in_header_is_named(comve_folder: Path):
@@ -279,7 +279,7 @@ def test_comve_duplicate_id_is_refused(comve_folder: Path):
     path.write_text(path.read_text() + "11,Another false sentence.\n")
     error = fails("comve", [comve_folder])
     assert (error.file, error.row, error.field) == ("subtaskC_dev_data.csv", 4, "id")
-    assert "duplicate id '11' (also row 2)" in error.reason
+    assert "duplicate id '11' (also row 3)" in error.reason
 
 
 def test_comve_answers_file_that_does_not_match_its_data_file_is_refused(comve_folder: Path):

@@ -287,7 +287,7 @@ def test_the_page_links_the_templates_previews_and_lists_every_problem(client, c
     )
     text = response.content.decode()
     assert response.status_code == 400 and "Nothing was imported." in text
-    assert "1 problem in bad.csv" in text and "<td>1</td><td>text</td><td>missing</td>" in text
+    assert "1 problem in bad.csv" in text and "<td>2</td><td>text</td><td>missing</td>" in text
     response = client.post(
         URL, {"format": "schemas", "uploads": [upload("schemas.csv", TEMPLATES / "schemas.csv")]}
     )

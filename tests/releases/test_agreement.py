@@ -56,7 +56,7 @@ def test_campaign_figures_are_frozen_into_the_release_card_and_pages(
     assert figures["figures"]["fleiss_kappa"]["value"] == 0.5
     assert "per_annotator" not in figures
     card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
-    assert "| fleiss kappa | 0.5000 | 0.2500 – 0.7500 |" in card
+    assert "| Fleiss' kappa | 0.5000 | 0.2500 – 0.7500 |" in card
     client.force_login(curator)
     page = client.get(reverse("releases:release-detail", args=[release.name, release.version]))
     assert b"Campaign switch-1" in page.content and b"0.5000" in page.content

@@ -64,8 +64,8 @@ def test_jsonl_lines_have_sorted_keys_and_utf8_and_subsets_follow_labels(tmp_pat
     assert "Ünïcode" in line
     card = (tmp_path / "README.md").read_text(encoding="utf-8")
     assert "Campaign `switch` (Switchability; items judged 10, judgments 30, annotators 3)" in card
-    assert "| fleiss kappa | 0.6123 | 0.5000 – 0.7000 |" in card
-    assert "| krippendorff alpha | undefined (one category only) |  |" in card
+    assert "| Fleiss' kappa | 0.6123 | 0.5000 – 0.7000 |" in card
+    assert "| Krippendorff's alpha | no value (one category only) |  |" in card
 
 
 def test_progress_is_reported_while_streaming(tmp_path: Path):

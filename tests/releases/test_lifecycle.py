@@ -214,7 +214,11 @@ def test_senmaking_release_defaults_to_the_pilot_split_and_declares_only_non_emp
     )
     assert (release.split, release.item_count) == ("pilot", 2)
     counts = {f.name: f.items for f in release.files.all()}
-    assert counts["comve_a.jsonl"] == 2 and counts["comve_b.jsonl"] == 2 and counts["comve_c.jsonl"] == 0
+    # a file without records is not shipped: comve_c has 0 records, so no file
+    assert (
+        counts["comve_a.jsonl"] == 2 and counts["comve_b.jsonl"] == 2 and counts.get("comve_c.jsonl", 0) == 0
+    )
+    assert "comve_c.jsonl" not in counts and "subtaskC_data.csv" not in counts
     card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
     header = card.split("---")[1]
     assert "config_name: comve_a" in header and "config_name: comve_c" not in header

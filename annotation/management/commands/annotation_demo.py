@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.crowd.services import study_link_create, study_link_path, study_link_token
 from annotation.models import Campaign, StudyLink
 from annotation.services import CampaignError, campaign_create
+from datasets.models import Schema
 
 #: the demo's study: what a participant reads before the first item
 DEMO_CONSENT = (
@@ -19,6 +20,10 @@ DEMO_CONSENT = (
     "Your answers are stored under your Prolific id only, used to build a benchmark, "
     "and you may stop at any time by closing the page."
 )
+
+#: gold items of demo-switchability (schemas with a known switchable label), so that the
+#: demo study's screening can be tried: its first items are these, with known answers
+DEMO_GOLD = 2
 
 # name, task, items, filters (the collection / dataset is added from the options)
 DEMO_CAMPAIGNS: list[tuple[str, str, str, dict[str, str]]] = [
@@ -43,6 +48,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--curator", default="curator", help="username of the curator who opens the demo study link"
         )
+        parser.add_argument(
+            "--site",
+            default="http://127.0.0.1:8000",
+            help="the site's address, printed before the study link's path (default %(default)s)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if getattr(settings, "WINNOW_PRODUCTION", False):
@@ -58,6 +68,10 @@ class Command(BaseCommand):
                 chosen["schema__collection"] = opts["collection"]
             elif items == "comve":
                 chosen["dataset"] = opts["dataset"]
+            gold: list[int] = []
+            if name == "demo-switchability":
+                known = Schema.objects.filter(collection=opts["collection"], switchable__isnull=False)
+                gold = list(known.order_by("pk").values_list("pk", flat=True)[:DEMO_GOLD])
             try:
                 campaign = campaign_create(
                     name=name,
@@ -65,15 +79,21 @@ class Command(BaseCommand):
                     items=items,
                     filters=chosen if items != "slots" else None,
                     slots=3 if items == "slots" else 0,
+                    gold_ids=gold or None,
+                    gold_rate=0.2 if gold else 0.0,
                 )
             except CampaignError as exc:
                 self.stdout.write(f"{name}: skipped ({exc})")
                 continue
-            self.stdout.write(f"{name}: created with {campaign.items.count()} items")
-        self._study_link(opts["curator"])
+            golds = campaign.items.filter(is_gold=True).count()
+            self.stdout.write(
+                f"{name}: created with {campaign.items.count()} items" + (f" ({golds} gold)" if golds else "")
+            )
+        self._study_link(opts["curator"], opts["site"].rstrip("/"))
 
-    def _study_link(self, username: str) -> None:
-        """demo-switchability opened to Prolific: batches of 5, answers under 2 s flagged."""
+    def _study_link(self, username: str, site: str) -> None:
+        """demo-switchability opened to Prolific: batches of 5, answers under 2 s flagged, and
+        its gold items as the screening (one right of two passes)."""
         campaign = Campaign.objects.filter(name="demo-switchability").first()
         curator = get_user_model().objects.filter(username=username).first()
         if campaign is None or curator is None:
@@ -81,6 +101,7 @@ class Command(BaseCommand):
             return
         link = StudyLink.objects.filter(campaign=campaign).order_by("pk").first()
         if link is None:
+            screening = campaign.items.filter(is_gold=True).count()
             link = study_link_create(
                 campaign=campaign,
                 platform="prolific",
@@ -88,10 +109,16 @@ class Command(BaseCommand):
                 completion_code="DEMO5DONE",
                 batch_size=5,
                 min_seconds=2,
+                screening_items=screening,
+                pass_mark=0.5,
                 user=curator,
             )
-            self.stdout.write("study link: created on demo-switchability (Prolific, batches of 5)")
+            self.stdout.write(
+                "study link: created on demo-switchability (Prolific, batches of 5"
+                + (f", {screening} screening items" if screening else "")
+                + ")"
+            )
         token = study_link_token(link)
         trial = urlencode({"PROLIFIC_PID": "DEMO-PARTICIPANT-1", "STUDY_ID": "demo", "SESSION_ID": "demo-1"})
-        self.stdout.write(f"  the link to paste into Prolific: {study_link_path(link)}")
-        self.stdout.write(f"  enter as a participant: {reverse('study:enter', args=[token])}?{trial}")
+        self.stdout.write(f"  the link to paste into Prolific: {site}{study_link_path(link)}")
+        self.stdout.write(f"  enter as a participant: {site}{reverse('study:enter', args=[token])}?{trial}")
