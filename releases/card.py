@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from releases.dataset import Dataset
 from core.words import no_value, words
+from releases.dataset import Dataset
 
 
 class _FileLike(Protocol):

@@ -12,8 +12,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from datasets.models import ImportBatch, Label, LabelSourceKind
-from releases.shapes import SHAPES, Row, shape_for
 from releases.dataset import Dataset
+from releases.shapes import SHAPES, Row, shape_for
 from releases.shapes.base import CHUNK, bool_or_none, own_collections, switched_parts
 
 __all__ = ["CHUNK", "Row", "switched_parts"]
