@@ -6,7 +6,8 @@ Which runs: WSC273 partial and full (about 15 s each on 2 cores, on top of one m
 compared with ``wsc273-1.0.0-partial.json`` and ``-full.json``, metrics and every item; and
 the first 40 items of ComVE test with the full method (subtasks A and B, every rule), whose
 stored run takes 15 minutes, compared item by item with the predictions recorded before
-the split (``comve-test-1.0.0-first40.predictions.jsonl``).
+the split (``comve-test-1.0.0-first40.predictions.jsonl``). Predictions and metrics must be
+equal; the scores to 1e-5 of their size, since the prefix-tree scoring sums in another order.
 """
 
 import json
@@ -79,7 +80,10 @@ def same_items(ours: list[dict[str, Any]], before: list[dict[str, Any]]) -> None
         assert (mine["prediction"], mine["gold"]) == (theirs["prediction"], theirs["gold"]), where
         assert mine.get("prediction_by_rule") == theirs.get("prediction_by_rule"), where
         if theirs.get("scores") is not None:
-            assert mine["scores"] == pytest.approx(theirs["scores"], abs=1e-4), where
+            # the prefix-tree scoring (docs/scoring.md) adds each sentence's log-probabilities
+            # in another order and runs a leaner forward: predictions are the same, the
+            # scores equal to 1e-5 of their size (3e-6 measured on WSC273 full)
+            assert mine["scores"] == pytest.approx(theirs["scores"], rel=1e-5, abs=1e-4), where
         if theirs.get("perplexities") is not None:
             assert mine["perplexities"] == pytest.approx(theirs["perplexities"], rel=1e-4), where
 
