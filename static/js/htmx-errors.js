@@ -57,6 +57,18 @@
           : "The server could not do this (" + status + "). Try again; if it happens again, tell an administrator.";
     say(e.detail.target, text);
   });
+  // A page whose session ended answers an htmx request with HX-Redirect to the sign-in page
+  // (core.roles.role_required): a crowd participant has no password, so their page goes
+  // back through their study's link instead.
+  document.addEventListener("htmx:beforeOnLoad", function (e) {
+    var xhr = e.detail.xhr;
+    var to = xhr ? xhr.getResponseHeader("HX-Redirect") || "" : "";
+    var study = document.querySelector("[data-study-entry]");
+    if (to.indexOf(LOGIN) === 0 && study && study.getAttribute("data-study-entry")) {
+      e.preventDefault();
+      signIn(e.detail.target);
+    }
+  });
   // A session that ended sends the request on to the sign-in page (status 200 after the
   // redirect): do not swap it in, take the whole page there.
   document.addEventListener("htmx:beforeSwap", function (e) {

@@ -199,6 +199,7 @@ def test_curator_creates_a_campaign_and_sees_its_progress(page, login, curator, 
     page.fill("input[name=name]", "assoc-pilot")
     page.select_option("select[name=task]", "associativity")
     page.select_option("select[name=items]", "schemas")
+    page.click("#campaign-more summary")  # raw filters sit under "More" beside the pickers
     page.fill("input[name=filters]", "collection=wsc273")
     page.fill("input[name=k]", "2")
     page.click("#campaign-create button[type=submit]")

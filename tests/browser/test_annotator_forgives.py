@@ -164,6 +164,7 @@ def test_the_curators_progress_poll_goes_to_sign_in_when_the_session_ends(page, 
     Session.objects.all().delete()
     # the poll runs every 10 s: the page goes to the sign-in page, which returns here
     page.wait_for_url(
-        re.compile(r"/accounts/login/\?next=%2Fannotation%2Fcampaigns%2Frw%2Fcurate%2F"), timeout=30_000
+        re.compile(r"/accounts/login/\?next=(%2F|/)annotation(%2F|/)campaigns(%2F|/)rw(%2F|/)curate(%2F|/)"),
+        timeout=30_000,
     )
     assert page.locator("#progress").count() == 0 and page.locator("input[name=username]").is_visible()

@@ -18,7 +18,7 @@ from releases.models import Release, ReleaseStatus
 from tests.browser.test_pipeline import TEMPLATE, _annotators, _label, _validate, _vote, _work, _write
 from tests.evaluation.tiny_models import build_tiny_causal
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _confirm(page, expect: str) -> None:
