@@ -44,6 +44,7 @@ from evaluation.audit.inputs import SPECS, AuditInput, audit_input
 from evaluation.lm import model_cache
 from evaluation.lm.modeling import model_sha256
 from evaluation.models import Audit, AuditChunk, AuditStatus, ChunkStatus, FeatureVector
+from evaluation.runs.errors import EvaluationError
 from evaluation.selectors import model_get
 from releases import snapshot
 from releases.models import Release, ReleaseItem
@@ -55,14 +56,9 @@ DEFAULT_CHUNK_TEXTS = 256
 BATCH_SIZE = 32
 
 
-class AuditError(WinnowError):
-    """An audit that cannot be created or run; ``field`` names the setting at fault."""
-
-    status = 400
-
-    def __init__(self, message: str = "", *, field: str | None = None, status: int | None = None) -> None:
-        super().__init__(message, status=status)
-        self.field = field
+class AuditError(EvaluationError):
+    """An audit that cannot be created or run; ``field`` names the setting at fault (the
+    evaluation errors' field, status 400)."""
 
 
 AUDIT_JOB = JobKind(
