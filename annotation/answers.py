@@ -210,3 +210,9 @@ def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:
             end = min(end, i)
     tail = after[:end].strip()
     return " ".join(p for p in (head, pronoun, tail) if p)
+
+
+def reason_key(text: str) -> str:
+    """What makes two reasons the same: case, spacing and end punctuation ignored (written
+    reasons merged before validation, generated candidates dropped as duplicates)."""
+    return " ".join(text.lower().split()).rstrip(" .!?;,")

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from django.db import models
 
 from annotation import aggregation_rules as rules
-from annotation.answers import KNOWLEDGE_TYPES
+from annotation.answers import KNOWLEDGE_TYPES, reason_key
 from annotation.models import CampaignItem, Pipeline, PipelineKind, PipelineStage, Task
 from annotation.task_types import TASKS
 from datasets.models import ComVEItem, Reason, ReasonOrigin, Schema
@@ -190,12 +190,6 @@ class ValidationStage(_NoBuild, StageKind):
             else:
                 invalid += 1
         return {"counts": [("valid", len(valid)), ("not valid", invalid)], "valid_ids": sorted(valid)}
-
-
-def reason_key(text: str) -> str:
-    """What makes two written reasons the same: case, spacing and end punctuation ignored
-    (the rule the generation job drops its duplicates by, evaluation.generation)."""
-    return " ".join(text.lower().split()).rstrip(" .!?;,")
 
 
 def _twins(schemas: Iterable[Schema]) -> dict[int, int]:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from annotation.answers import reason_key
+
 PROMPT = "{statement} This is against common sense because"
 _END = re.compile(r"(?<=[.!?])\s|\n")
 
@@ -117,11 +119,6 @@ def reason_prompt(sentence: str, pronoun: str, answer: str) -> str:
     return REASON_PROMPT.format(
         sentence=" ".join(sentence.split()), pronoun=pronoun.strip(), answer=answer.strip()
     )
-
-
-def reason_key(text: str) -> str:
-    """What makes two reasons the same: case, spacing and end punctuation ignored."""
-    return " ".join(text.lower().split()).rstrip(" .!?;,")
 
 
 def keep_reasons(outputs: Sequence[str], existing: Sequence[str] = ()) -> tuple[list[str], int, int]:
