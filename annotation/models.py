@@ -16,6 +16,9 @@ class Task(models.TextChoices):
     COMVE_CHECK = "comve_check", "ComVE check (ComVE 3.1)"
     COMVE_REWRITE = "comve_rewrite", "ComVE rewrite (ComVE 3.1)"
     EXPLANATION_PLAUSIBILITY = "explanation_plausibility", "Explanation plausibility (ComVE subtask C)"
+    ADVERSARIAL_WINOGRAD = "adversarial_winograd", "Adversarial twin writing (WinoGrande form, models in the loop)"
+    ADVERSARIAL_COMVE = "adversarial_comve", "Adversarial ComVE pair writing (models in the loop)"
+    ADVERSARIAL_VALIDATION = "adversarial_validation", "Validation of written adversarial items (ANLI)"
 
 
 class CampaignStatus(models.TextChoices):
@@ -61,6 +64,20 @@ class CampaignItem(models.Model):
         Explanation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     is_gold = models.BooleanField(default=False)
+    adversarial = models.ForeignKey(
+        "AdversarialItem", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who wrote the item: it is never handed to them (a writer never validates their own item)",
+    )
+    judgments_needed = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="K for this item, over the campaign's (empty: the campaign's K)"
+    )
     gold_answer = models.CharField(max_length=100, blank=True)
     judgment_count = models.PositiveSmallIntegerField(
         default=0, help_text="Submitted judgments (kept in step)"
@@ -215,6 +232,8 @@ class AgreementHeadline(models.Model):
 class PipelineKind(models.TextChoices):
     WINOWHY = "winowhy", "WinoWhy (Zhang et al. 2020, section 2)"
     COMVE = "comve", "ComVE (SemEval-2020 Task 4 proposal, section 3)"
+    ADVERSARIAL_WINOGRAD = "adversarial_winograd", "Adversarial Winograd twins (models in the loop, ANLI/WinoGrande)"
+    ADVERSARIAL_COMVE = "adversarial_comve", "Adversarial ComVE pairs (models in the loop, ANLI)"
 
 
 class PipelineStatus(models.TextChoices):
@@ -274,6 +293,145 @@ class PipelineStage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pipeline.name} stage {self.position} ({self.key})"
+
+
+# --- adversarial writing (issue 27; docs/adversarial.md) ----------------------------------
+
+
+class ValidationRule(models.TextChoices):
+    UNANIMOUS = "unanimous", "K matching answers (default K = 3)"
+    ANLI = "anli", "ANLI: 2 answers, a third on disagreement"
+
+
+class AdversarialRound(models.Model):
+    """One round of an adversarial pipeline: the models in the loop while people write.
+    Rounds are numbered per collection (1, 2, ...); each is one pipeline (write, validate)."""
+
+    pipeline = models.OneToOneField(Pipeline, on_delete=models.CASCADE, related_name="adversarial_round")
+    number = models.PositiveSmallIntegerField(help_text="The round's number in its collection (1, 2, ...)")
+    models_in_loop = models.JSONField(
+        default=list, help_text="The registry's models that score every try: [{name, sha256}]"
+    )
+    method = models.CharField(max_length=20, help_text="evaluation.lm.methods.Method value (Winograd)")
+    rule = models.CharField(max_length=10, choices=ValidationRule.choices, default=ValidationRule.UNANIMOUS)
+    share_unfooled = models.FloatField(
+        default=0.0, help_text="Share of kept items that fooled no model sent to validation too (0..1)"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pipeline__collection", "number"]
+
+    def __str__(self) -> str:
+        return f"round {self.number} of {self.pipeline.collection}"
+
+
+class AdversarialStatus(models.TextChoices):
+    WRITING = "writing", "being written"
+    KEPT = "kept", "kept"
+    RETRACTED = "retracted", "retracted"
+
+
+class Verdict(models.TextChoices):
+    """What the models of the round made of an item: fooled on both twins, on one, or not
+    at all (a ComVE pair has one question: both or none)."""
+
+    BOTH = "both", "fooled on both twins"
+    ONE = "one", "fooled on one twin"
+    NONE = "none", "not fooled"
+
+
+class ValidationStatus(models.TextChoices):
+    NOT_SENT = "not_sent", "not sent to validation"
+    PENDING = "pending", "waiting for validators"
+    VALIDATED = "validated", "validated"
+    REJECTED = "rejected", "rejected (validated incorrect)"
+    FLAGGED = "flagged", "flagged"
+
+
+class AdversarialItem(models.Model):
+    """An item a writer writes in a round: its tries, what it became (kept or retracted),
+    the rows it made (a twin pair of schemas or a ComVE item) and its validation."""
+
+    round = models.ForeignKey(AdversarialRound, on_delete=models.PROTECT, related_name="items")
+    writer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="adversarial_item"
+    )
+    status = models.CharField(max_length=10, choices=AdversarialStatus.choices, default=AdversarialStatus.WRITING)
+    content = models.JSONField(default=dict, blank=True, help_text="The kept try's content")
+    verdict = models.CharField(max_length=5, choices=Verdict.choices, blank=True)
+    fooled = models.JSONField(default=list, blank=True, help_text="Names of the round's models it fooled")
+    tries = models.PositiveSmallIntegerField(default=0)
+    seconds = models.FloatField(null=True, blank=True, help_text="From the first try to keep or retract")
+    schema = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    twin = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    comve_item = models.ForeignKey(ComVEItem, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    validation = models.CharField(
+        max_length=10, choices=ValidationStatus.choices, default=ValidationStatus.NOT_SENT
+    )
+    votes = models.JSONField(default=dict, blank=True, help_text="Validation answers by key: {correct: n, ...}")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="Kept or retracted at")
+    validated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["round_id", "id"]
+
+    def __str__(self) -> str:
+        return f"adversarial item #{self.pk} ({self.status})"
+
+
+class TryStatus(models.TextChoices):
+    QUEUED = "queued", "waiting for the models"
+    SCORED = "scored", "scored"
+    FAILED = "failed", "failed"
+
+
+class AdversarialTry(models.Model):
+    """One submission of an item to the round's models; every try is kept, with its verdicts."""
+
+    item = models.ForeignKey(AdversarialItem, on_delete=models.CASCADE, related_name="try_set")
+    number = models.PositiveSmallIntegerField()
+    content = models.JSONField(help_text="What the writer submitted")
+    status = models.CharField(max_length=10, choices=TryStatus.choices, default=TryStatus.QUEUED)
+    verdicts = models.JSONField(
+        default=dict, blank=True, help_text="Per model: its choice, scores and margin on each twin, and its verdict"
+    )
+    verdict = models.CharField(max_length=5, choices=Verdict.choices, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["item_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["item", "number"], name="adversarialtry_unique_number")]
+
+    def __str__(self) -> str:
+        return f"try {self.number} of adversarial item {self.item_id} ({self.status})"
+
+
+class AdversarialScore(models.Model):
+    """What a model of a (later) round made of an item written in an earlier round: the
+    item is re-scored, not rewritten."""
+
+    item = models.ForeignKey(AdversarialItem, on_delete=models.CASCADE, related_name="scores")
+    round = models.ForeignKey(AdversarialRound, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=100)
+    sha256 = models.CharField(max_length=64, blank=True)
+    method = models.CharField(max_length=20)
+    result = models.JSONField(help_text="The model's choice, scores and margin on each twin, and its verdict")
+    verdict = models.CharField(max_length=5, choices=Verdict.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "round_id", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "round", "model"], name="adversarialscore_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} on adversarial item {self.item_id}: {self.verdict}"
 
 
 # --- crowd workers (annotation/crowd/) ---------------------------------------------------
