@@ -11,6 +11,7 @@ Task names are the values of ``annotation.models.Task``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,15 @@ class TaskSpec:
     writes_comve: bool = False
     instructions: str = ""
     min_text_length: int = 0
+    #: Adversarial writing (issue 27): the writer's item is checked by the models before it
+    #: is kept, so the answer is ``kept`` (the payload: the item's content, checked by this
+    #: function, which raises AnswerError naming the field) or ``retracted`` (no payload).
+    content_clean: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    #: The URL name (taking the campaign's name) the item's form posts to instead of the
+    #: annotate page's own: adversarial writing's "check with the models".
+    form_action: str = ""
+    #: The label of the item form's submit button.
+    submit_label: str = "Submit"
 
     @property
     def choice_values(self) -> tuple[str, ...]:
@@ -68,7 +78,7 @@ class TaskSpec:
     def free_text(self) -> bool:
         """Answers are written (a reason, a ComVE item), not chosen: no categories to
         count, so no agreement figures and no votes to import."""
-        return self.writes_text or self.writes_comve
+        return self.writes_text or self.writes_comve or self.content_clean is not None
 
     def answer_key(self, answer: str, payload: Any) -> str:
         """The canonical string compared with a gold answer: the choice, and the answer to
@@ -77,6 +87,10 @@ class TaskSpec:
             return f"{answer}:{payload['option']}"
         return answer
 
+
+#: The two answers of an adversarial writing slot: the item is kept, or retracted.
+ADVERSARIAL_KEPT = "kept"
+ADVERSARIAL_RETRACTED = "retracted"
 
 COMVE_WRITING_FIELDS = ("statement_0", "statement_1", "option_a", "option_b", "option_c")
 
@@ -104,6 +118,12 @@ def answer_clean(
     answer = (answer or "").strip()
     text = (text or "").strip()
     payload = dict(payload or {})
+    if spec.content_clean is not None:
+        if answer == ADVERSARIAL_KEPT:
+            return answer, "", spec.content_clean(payload)
+        if answer == ADVERSARIAL_RETRACTED:
+            return answer, "", {}
+        raise AnswerError(f"answer: {ADVERSARIAL_KEPT} or {ADVERSARIAL_RETRACTED}, not {answer!r}")
     if spec.choices:
         if answer not in spec.choice_values:
             raise AnswerError(f"answer: {answer!r} is not one of {', '.join(spec.choice_values)}")

@@ -244,6 +244,9 @@ WINNOW_JOB_HEARTBEAT = env.float("WINNOW_JOB_HEARTBEAT", default=30.0)
 WINNOW_JOB_STALE_AFTER = env.float("WINNOW_JOB_STALE_AFTER", default=4 * WINNOW_JOB_HEARTBEAT)
 WINNOW_JOB_SWEEP_INTERVAL = env.float("WINNOW_JOB_SWEEP_INTERVAL", default=60.0)
 WINNOW_JOB_MAX_ATTEMPTS = env.int("WINNOW_JOB_MAX_ATTEMPTS", default=3)
+# Adversarial writing (docs/adversarial.md): a try waiting longer than this many seconds for
+# the models is shown to its writer as lost (no worker took it), to be checked again.
+WINNOW_ADVERSARIAL_TIMEOUT = env.float("WINNOW_ADVERSARIAL_TIMEOUT", default=120.0)
 
 # Releases: with WINNOW_RELEASE_SECOND_APPROVER=1 a curator may not approve a release
 # they created; another curator must (releases.services.release_approve enforces it for

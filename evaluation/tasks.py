@@ -7,6 +7,7 @@ that a live worker holds leaves it alone, one whose worker was lost takes it ove
 from celery import shared_task
 
 from core.jobs import job_enqueue, job_take
+from evaluation.adversarial import tasks as adversarial_tasks  # noqa: F401  (registers adversarial writing's task with the workers)
 from evaluation.audit import tasks as audit_tasks  # noqa: F401  (registers the audit tasks with the workers)
 from evaluation.cloze.services import CLOZE_RUN_JOB, cloze_run_queued
 from evaluation.generation_jobs.services import (

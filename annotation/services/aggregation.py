@@ -233,6 +233,9 @@ def campaign_aggregate(
             summary.changed += int(changes.set(obj, values))
         summary.extra.update(finish.extra)
         changes.write()
+        # rows made from written answers link back to what they were made from (an
+        # adversarial item to its twin pair or ComVE item)
+        kind.rows_written(campaign=campaign, made=changes.written.made)
         summary.labels_changed = changes.layers.counts.changed
         summary.labels_over_import = changes.layers.counts.over_import
         if dry_run:

@@ -2,7 +2,8 @@
 
 - ``winograd``: switchability, associativity (Trichelair et al.);
 - ``winowhy``: reason writing, reason plausibility, knowledge type (WinoWhy);
-- ``comve``: ComVE writing, check, rewrite, and the plausibility of a model's explanations.
+- ``comve``: ComVE writing, check, rewrite, and the plausibility of a model's explanations;
+- ``adversarial``: Winograd twin pairs and ComVE pairs written with models in the loop.
 
 Each class holds its spec (answers, K, instructions: ``annotation.answers.TaskSpec``), its
 template (``templates/annotation/tasks/<task>.html``) and its hooks (``base.TaskType``).
@@ -17,6 +18,7 @@ from typing import Any
 
 from annotation.answers import AnswerError, TaskSpec
 from annotation.answers import answer_clean as _spec_answer_clean
+from annotation.task_types.adversarial import AdversarialComVETask, AdversarialWinogradTask
 from annotation.task_types.base import (
     AggregatedItem,
     AggregateFinish,
@@ -66,6 +68,8 @@ TASK_TYPES: dict[str, TaskType] = {
         ComVECheckTask(),
         ComVERewriteTask(),
         ExplanationPlausibilityTask(),
+        AdversarialWinogradTask(),
+        AdversarialComVETask(),
     )
 }
 #: Every task's spec, by name: what the tasks' classes hold.

@@ -178,6 +178,12 @@ class TaskType(ABC):
         """The paper's rule on one item with its K ``votes``; a curator's ``decision``
         (one of :meth:`adjudication_decisions`), if any, overrides the votes."""
 
+    def rows_written(self, *, campaign: Campaign, made: dict[int, list[int]]) -> None:
+        """After an aggregation wrote the rows of :attr:`ItemAggregate.written`: ``made``
+        maps each source judgment's id to the ids of the rows made from it. Most tasks need
+        nothing of it; adversarial writing links its items to their rows."""
+        return None
+
     @abstractmethod
     def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
         """The step over the whole campaign once each item has its result. It reads the

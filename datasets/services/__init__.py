@@ -9,7 +9,7 @@ behind are an arrangement of this package, not an interface:
   (``collection_describe``);
 - ``reasons``: also a language model's generated reasons (``generated_reasons_add``);
 - ``campaign_rows``: rows a campaign creates (written reasons, written or rewritten ComVE
-  items), recorded with their provenance like an import (``CampaignRows``).
+  items, written twin pairs), recorded with their provenance like an import (``CampaignRows``).
 """
 
 from datasets.importers.base import DatasetImportError, ImportError_
@@ -17,8 +17,10 @@ from datasets.services.campaign_rows import (
     CampaignRows,
     NewComVEItem,
     NewReason,
+    NewTwinPair,
     RewrittenComVEItem,
     SourceJudgment,
+    TwinQuestion,
     WrittenRow,
     campaign_source_file,
     comve_item_values,
@@ -38,8 +40,10 @@ __all__ = [
     "ImportResult",
     "NewComVEItem",
     "NewReason",
+    "NewTwinPair",
     "RewrittenComVEItem",
     "SourceJudgment",
+    "TwinQuestion",
     "WrittenRow",
     "campaign_source_file",
     "collection_describe",

@@ -35,6 +35,7 @@ from datasets.models import (
     ImportFormat,
     Reason,
     ReasonOrigin,
+    Schema,
 )
 
 
@@ -83,7 +84,29 @@ class RewrittenComVEItem:
     item_id: int
 
 
-WrittenRow = NewReason | NewComVEItem | RewrittenComVEItem
+@dataclass(frozen=True)
+class TwinQuestion:
+    """One Winograd question of a written twin pair, cut at its pronoun (or blank)."""
+
+    text_before: str
+    pronoun: str
+    text_after: str
+    answer: str  # "A" | "B"
+
+
+@dataclass(frozen=True)
+class NewTwinPair:
+    """A Winograd twin pair written from scratch (adversarial writing, issue 27): two
+    schemas of ``collection`` with the same candidates, each the other's twin."""
+
+    judgment: SourceJudgment
+    collection: str
+    candidate_a: str
+    candidate_b: str
+    questions: tuple[TwinQuestion, TwinQuestion]
+
+
+WrittenRow = NewReason | NewComVEItem | RewrittenComVEItem | NewTwinPair
 
 
 def _checksum(lines: Iterable[str]) -> str:
@@ -101,11 +124,12 @@ def comve_item_values(payload: dict[str, Any]) -> dict[str, Any]:
         "statement_1": payload["statement_1"],
         "false_index": false_index,
         "false_statement": payload["statement_1"] if false_index else payload["statement_0"],
-        "option_a": payload["option_a"],
-        "option_b": payload["option_b"],
-        "option_c": payload["option_c"],
-        "correct_option": payload["correct_option"],
-        "references": list(payload["references"]),
+        # an adversarial ComVE pair may leave out subtask B's reasons and C's references
+        "option_a": payload.get("option_a", ""),
+        "option_b": payload.get("option_b", ""),
+        "option_c": payload.get("option_c", ""),
+        "correct_option": payload.get("correct_option", ""),
+        "references": list(payload.get("references") or []),
     }
 
 
@@ -121,6 +145,10 @@ class CampaignRows:
         self.reasons: list[NewReason] = []
         self.comve_items: list[NewComVEItem] = []
         self.rewritten: list[RewrittenComVEItem] = []
+        self.twin_pairs: list[NewTwinPair] = []
+        #: After :meth:`write`: each source judgment's id -> the ids of the rows made from it
+        #: (a ComVE item; a twin pair's two schemas, the sentence's first).
+        self.made: dict[int, list[int]] = {}
         self._reason_rows: set[int] | None = None
 
     def _written_reason_rows(self) -> set[int]:
@@ -133,6 +161,11 @@ class CampaignRows:
 
     def _comve_external_id(self, judgment: SourceJudgment) -> str:
         return f"{self.campaign_name}-{judgment.id}"
+
+    def _twin_external_ids(self, judgment: SourceJudgment) -> tuple[str, str]:
+        # (a judgment's id is unique over every campaign: the name only helps a reader)
+        first = f"{self.campaign_name[:40]}-{judgment.id}"
+        return first, f"{first}-twin"
 
     def add(self, rows: Sequence[WrittenRow]) -> int:
         """Take one item's rows; returns how many rows they create (a judgment already
@@ -152,6 +185,12 @@ class CampaignRows:
             else set()
         )
         for row in rows:
+            if isinstance(row, NewTwinPair):
+                if Schema.objects.filter(source_file=self.source_file, source_row=row.judgment.id).exists():
+                    continue  # made into its pair by an earlier aggregation
+                self.twin_pairs.append(row)
+                created += 2
+                continue
             if isinstance(row, NewReason):
                 if row.judgment.id in written or not row.judgment.text.strip():
                     continue
@@ -173,7 +212,7 @@ class CampaignRows:
 
     def sources(self) -> list[SourceJudgment]:
         """The judgments the rows to write are made from, by id."""
-        rows: list[WrittenRow] = [*self.reasons, *self.comve_items, *self.rewritten]
+        rows: list[WrittenRow] = [*self.reasons, *self.comve_items, *self.rewritten, *self.twin_pairs]
         found = {r.judgment.id: r.judgment for r in rows}
         return [found[pk] for pk in sorted(found)]
 
@@ -189,7 +228,7 @@ class CampaignRows:
                 format=ImportFormat.CAMPAIGN,
                 files=[{"name": self.source_file, "sha256": checksum, "rows": len(sources)}],
                 options={"campaign": self.campaign_name, "task": self.task},
-                created=len(self.reasons) + len(self.comve_items),
+                created=len(self.reasons) + len(self.comve_items) + 2 * len(self.twin_pairs),
                 updated=len(self.rewritten),
                 summary={
                     "campaign": self.campaign_name,
@@ -199,34 +238,60 @@ class CampaignRows:
                         "reasons": len(self.reasons),
                         "comve_items": len(self.comve_items),
                         "rewritten": len(self.rewritten),
+                        "twin_pairs": len(self.twin_pairs),
                     },
                 },
             )
             provenance = {"source_file": self.source_file, "file_checksum": checksum, "import_batch": batch}
             self._write_reasons(provenance)
-            ComVEItem.objects.bulk_create(
-                [
-                    ComVEItem(
-                        dataset=ComVEDataset.COMVE,
-                        collection=row.collection,
-                        split=ComVESplit.PILOT,
-                        external_id=self._comve_external_id(row.judgment),
-                        **comve_item_values(row.judgment.payload),
-                        has_a=True,
-                        has_b=True,
-                        has_c=True,
-                        source_row=row.judgment.id,
-                        **provenance,
-                    )
-                    for row in self.comve_items
-                ]
-            )
+            for row in self.comve_items:
+                values = comve_item_values(row.judgment.payload)
+                comve = ComVEItem.objects.create(
+                    dataset=ComVEDataset.COMVE,
+                    collection=row.collection,
+                    split=ComVESplit.PILOT,
+                    external_id=self._comve_external_id(row.judgment),
+                    **values,
+                    has_a=True,
+                    has_b=bool(values["option_a"] and values["correct_option"]),
+                    has_c=bool(values["references"]),
+                    source_row=row.judgment.id,
+                    **provenance,
+                )
+                self.made[row.judgment.id] = [comve.pk]
+            for pair in self.twin_pairs:
+                self._write_twin_pair(pair, provenance)
             for rewrite in self.rewritten:
                 ComVEItem.objects.filter(pk=rewrite.item_id).update(
                     source_row=rewrite.judgment.id, **provenance
                 )
-        self.reasons, self.comve_items, self.rewritten = [], [], []
+        self.reasons, self.comve_items, self.rewritten, self.twin_pairs = [], [], [], []
         return batch
+
+    def _write_twin_pair(self, pair: NewTwinPair, provenance: dict[str, Any]) -> None:
+        """The pair's two schemas, each the other's twin."""
+        made = [
+            Schema.objects.create(
+                collection=pair.collection,
+                external_id=external_id,
+                text_before=question.text_before,
+                pronoun=question.pronoun,
+                text_after=question.text_after,
+                candidate_a=pair.candidate_a,
+                candidate_b=pair.candidate_b,
+                answer=question.answer,
+                source=self.source_file,
+                source_row=pair.judgment.id,
+                **provenance,
+            )
+            for external_id, question in zip(
+                self._twin_external_ids(pair.judgment), pair.questions, strict=True
+            )
+        ]
+        first, second = made
+        Schema.objects.filter(pk=first.pk).update(twin=second)
+        Schema.objects.filter(pk=second.pk).update(twin=first)
+        self.made[pair.judgment.id] = [first.pk, second.pk]
 
     def _write_reasons(self, provenance: dict[str, Any]) -> None:
         """Each reason numbered after its question's last reason, in the order taken."""

@@ -17,6 +17,7 @@ from evaluation.metrics.comve import (
     DEFAULT_COMVE_RULE,
     SUBMISSION_FILES,
     choice_accuracy,
+    comve_a_scores,
     explanation_sentence,
     length_normalised_choice,
     lowest,
@@ -76,28 +77,16 @@ class _Subtask:
 def _scores_a(
     model: Any, items: Sequence[Any], method: str, batch_size: int, writer: RunProgress, offset: int
 ) -> tuple[list[list[float]], list[list[float]], dict[str, list[str]]]:
-    """Which statement is against common sense: the one the model finds less likely."""
-    from evaluation.lm.scorers import score_texts, text_token_counts
-
-    texts = [s for x in items for s in x.statements]
-    flat = score_texts(
-        model, texts, method=method, batch_size=batch_size, progress=writer.stage(offset, len(items))
+    """Which statement is against common sense: the one the model finds less likely
+    (``comve_a_scores``, which adversarial writing's verdict calls too)."""
+    found = comve_a_scores(
+        model,
+        [x.statements for x in items],
+        method=method,
+        batch_size=batch_size,
+        progress=writer.stage(offset, len(items)),
     )
-    counts = text_token_counts(model, texts, method=method)
-    scores = [[flat[2 * i], flat[2 * i + 1]] for i in range(len(items))]
-    perplexities = [
-        [perplexity(flat[2 * i + k], counts[2 * i + k]) for k in (0, 1)] for i in range(len(items))
-    ]
-    rules = {
-        # against common sense: the higher perplexity (ties: statement 0)
-        "perplexity": ["0" if p[0] >= p[1] else "1" for p in perplexities],
-        "total": ["0" if s[0] < s[1] else "1" for s in scores],
-        "per_character": [
-            str(length_normalised_choice(s, x.statements, lowest=True))
-            for s, x in zip(scores, items, strict=True)
-        ],
-    }
-    return scores, perplexities, rules
+    return found.scores, found.perplexities, found.rules
 
 
 def _scores_b(

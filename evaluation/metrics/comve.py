@@ -107,6 +107,47 @@ def lowest(values: Sequence[float]) -> int:
     return min(range(len(values)), key=lambda k: (values[k], k))
 
 
+@dataclass(frozen=True)
+class ComveAScores:
+    """Subtask A's scores for pairs of statements: each statement's score (log P, or PLL),
+    its perplexity, and each rule's choice of the statement against common sense ("0"/"1")."""
+
+    scores: list[list[float]]
+    perplexities: list[list[float]]
+    rules: dict[str, list[str]]
+
+
+def comve_a_scores(
+    model: Any,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    method: str,
+    batch_size: int = 32,
+    progress: Any = None,
+) -> ComveAScores:
+    """Which statement of each pair is against common sense: the one the model finds less
+    likely. The ONE place subtask A's scoring requests are built (``manage.py evaluate`` and
+    adversarial writing's verdict both call it): each statement scored whole by the scorer
+    of the model's kind (``evaluation.lm.scorers``), its perplexity over the tokens scored."""
+    from evaluation.lm.scorers import score_texts, text_token_counts
+
+    texts = [s for pair in pairs for s in pair]
+    flat = score_texts(model, texts, method=method, batch_size=batch_size, progress=progress)
+    counts = text_token_counts(model, texts, method=method)
+    n = len(pairs)
+    scores = [[flat[2 * i], flat[2 * i + 1]] for i in range(n)]
+    perplexities = [[perplexity(flat[2 * i + k], counts[2 * i + k]) for k in (0, 1)] for i in range(n)]
+    rules = {
+        # against common sense: the higher perplexity (ties: statement 0)
+        "perplexity": ["0" if p[0] >= p[1] else "1" for p in perplexities],
+        "total": ["0" if s[0] < s[1] else "1" for s in scores],
+        "per_character": [
+            str(length_normalised_choice(s, pair, lowest=True)) for s, pair in zip(scores, pairs, strict=True)
+        ],
+    }
+    return ComveAScores(scores=scores, perplexities=perplexities, rules=rules)
+
+
 def ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
     counts: Counter[tuple[str, ...]] = Counter()
     for order in range(1, max_order + 1):

@@ -86,6 +86,10 @@ ANSWERS: dict[str, dict[str, Any]] = {
     Task.COMVE_CHECK: {"answer": "1", "payload": {"option": "A"}},
     Task.COMVE_REWRITE: {"payload": COMVE_WRITTEN},
     Task.EXPLANATION_PLAUSIBILITY: {"answer": "plausible"},
+    # adversarial writing records a kept item through its tries (evaluation.adversarial);
+    # retracting needs none
+    Task.ADVERSARIAL_WINOGRAD: {"answer": "retracted"},
+    Task.ADVERSARIAL_COMVE: {"answer": "retracted"},
 }
 
 

@@ -16,6 +16,8 @@ from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
 from tests.annotation.factories import CampaignFactory, campaign_for, form_fields
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
+#: The adversarial writing tasks (issue 27): their slots read the writer's tries.
+ADVERSARIAL_WRITING = (Task.ADVERSARIAL_WINOGRAD, Task.ADVERSARIAL_COMVE)
 HOOKS = sorted(set(TaskType.__abstractmethods__) | set(vars(TaskType)["__annotations__"]))
 
 
@@ -158,7 +160,11 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
     definition, fetched, _ = _item_with_its_relations(name)
     # a rewrite also shows the testees' answers, another campaign's judgments: one query
     # for the item's last check (none here), one for its judgments; never one per answer
-    with django_assert_num_queries(1 if name == Task.COMVE_REWRITE else 0):
+    # adversarial writing reads the slot's latest lease and the round (for the inspiration
+    # panel): rows a writing slot does not join
+    with django_assert_num_queries(
+        1 if name == Task.COMVE_REWRITE else 2 if name in ADVERSARIAL_WRITING else 0
+    ):
         view = definition.present(fetched)
     assert view
 
@@ -167,10 +173,13 @@ def test_item_relations_join_everything_present_reads(name, django_assert_num_qu
 @pytest.mark.parametrize("name", sorted(Task.values))
 def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, django_assert_num_queries):
     definition, fetched, reason = _item_with_its_relations(name)
-    with django_assert_num_queries(1 if name == Task.COMVE_REWRITE else 0):  # the check it had: none here
+    # the check it had (none here); adversarial writing: the slot's latest lease (none here)
+    with django_assert_num_queries(1 if name in (Task.COMVE_REWRITE, *ADVERSARIAL_WRITING) else 0):
         lines = definition.context(fetched)
     shown = {line.label: line for line in lines}
-    if name == Task.COMVE_REWRITE:
+    if name in ADVERSARIAL_WRITING:
+        assert shown["Slot"].text == "nothing written yet"
+    elif name == Task.COMVE_REWRITE:
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
         assert shown["Testees answered"].text == "no check found"
     elif name == Task.COMVE_WRITING:
@@ -345,7 +354,7 @@ def test_only_plausibility_votes_make_a_plausibility_score_and_only_knowledge_ty
 
 def test_the_spec_says_the_answers_order_whether_they_are_free_text_and_the_gold_key():
     free = {name for name, spec in TASKS.items() if spec.free_text}
-    assert free == {"reason_writing", "comve_writing", "comve_rewrite"}
+    assert free == {"reason_writing", "comve_writing", "comve_rewrite", *ADVERSARIAL_WRITING}
     assert TASKS["comve_check"].choice_values == ("0", "1")
     assert TASKS["comve_check"].answer_key("1", {"option": "B"}) == "1:B"
     assert TASKS["comve_check"].answer_key("1", {}) == "1"
