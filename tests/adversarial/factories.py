@@ -15,7 +15,7 @@ from annotation.models import (
 )
 from annotation.services import assignment_next, campaign_create
 
-WRITING = {
+WRITING: dict[str, str] = {
     PipelineKind.ADVERSARIAL_WINOGRAD: Task.ADVERSARIAL_WINOGRAD,
     PipelineKind.ADVERSARIAL_COMVE: Task.ADVERSARIAL_COMVE,
 }
