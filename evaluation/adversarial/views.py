@@ -23,6 +23,7 @@ from annotation.adversarial_content import COMVE_FIELDS, COMVE_OPTION_FIELDS, WI
 from annotation.models import AdversarialStatus, AdversarialTry, Assignment, Campaign, Task, TryStatus
 from annotation.permissions import user_can_annotate
 from annotation.task_types.adversarial import try_panel
+from core.errors import WinnowError
 from core.roles import role_required
 from evaluation.adversarial import services
 
@@ -98,6 +99,8 @@ def check(request: HttpRequest, name: str) -> HttpResponse:
     raw = {field: request.POST.get(field, "") for field in FIELDS.get(Task(campaign.task), ())}
     try:
         attempt = services.adversarial_try_create(writer=request.user, assignment=assignment, raw=raw)
+    except services.AdversarialError as exc:
+        return _refused(request, assignment, exc)
     except ContentError as exc:
         if not _htmx(request):
             messages.error(request, f"Nothing was sent to the models: {exc}")
@@ -169,12 +172,27 @@ def _done(request: HttpRequest, campaign: Campaign, message: str) -> HttpRespons
     return redirect(url)
 
 
+def _refused(request: HttpRequest, assignment: Assignment, error: WinnowError) -> HttpResponse:
+    """A refused action, said in the verdict panel (htmx) or on the page (without JavaScript)."""
+    campaign = assignment.campaign_item.campaign
+    if not _htmx(request):
+        messages.error(request, str(error))
+        return redirect(_page(campaign, assignment.campaign_item_id))
+    latest = AdversarialTry.objects.filter(item__assignment=assignment).order_by("-number").first()
+    response = _panel(request, latest, campaign=campaign, assignment_id=assignment.pk, note=str(error))
+    response["X-Winnow-Status"] = str(error.status)
+    return response
+
+
 @role_required(user_can_annotate, ANNOTATORS_ONLY)
 @require_POST
 def keep(request: HttpRequest, name: str) -> HttpResponse:
     """Keep the item as its last scored try."""
     assignment = _own_assignment(request, name)
-    done = services.adversarial_keep(writer=request.user, assignment=assignment)
+    try:
+        done = services.adversarial_keep(writer=request.user, assignment=assignment)
+    except WinnowError as exc:
+        return _refused(request, assignment, exc)
     fooled = ", ".join(done.item.fooled) or "no model"
     return _done(
         request,
@@ -188,7 +206,10 @@ def keep(request: HttpRequest, name: str) -> HttpResponse:
 def retract(request: HttpRequest, name: str) -> HttpResponse:
     """Retract the item: its tries are kept, it goes no further."""
     assignment = _own_assignment(request, name)
-    services.adversarial_retract(writer=request.user, assignment=assignment)
+    try:
+        services.adversarial_retract(writer=request.user, assignment=assignment)
+    except WinnowError as exc:
+        return _refused(request, assignment, exc)
     return _done(
         request, assignment.campaign_item.campaign, "Item retracted: its tries are kept, it goes no further."
     )
