@@ -196,12 +196,15 @@ def stage_progress(stage: PipelineStage) -> Progress | None:
         return None
     k = stage.campaign.judgments_per_item
     items = CampaignItem.objects.filter(campaign=stage.campaign, is_gold=False)
-    count = items.count()
-    given = 0
-    for n in items.values_list("judgment_count", flat=True):
-        given += min(int(n), k)
-    pending = items.filter(judgment_count__lt=k).count()
-    return Progress(items=count, pending=pending, judgments=given, needed=count * k)
+    count = given = needed = pending = 0
+    # each item's K: its own (ANLI's third vote) over the campaign's
+    for n, own in items.values_list("judgment_count", "judgments_needed"):
+        item_k = k if own is None else int(own)
+        count += 1
+        given += min(int(n), item_k)
+        needed += item_k
+        pending += int(n) < item_k
+    return Progress(items=count, pending=pending, judgments=given, needed=needed)
 
 
 def current_stage(pipeline: Pipeline) -> PipelineStage | None:

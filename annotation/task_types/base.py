@@ -178,6 +178,18 @@ class TaskType(ABC):
         """The paper's rule on one item with its K ``votes``; a curator's ``decision``
         (one of :meth:`adjudication_decisions`), if any, overrides the votes."""
 
+    def answer_check(self, *, item_id: int, answer: str, text: str, payload: dict[str, Any]) -> None:
+        """What an answer (cleaned by the spec) must agree with in the item itself, e.g. a
+        validator's corrected answer differs from the writer's; raises AnswerError naming
+        the field. Most tasks check everything in their spec: nothing to read here."""
+        return None
+
+    def judgments_needed(self, *, item_id: int) -> int | None:
+        """The item's own K after an answer or a change (inside its transaction, the item
+        locked), when the task's rule asks for more answers than the campaign's K (ANLI's
+        third validator on disagreement); None leaves it as it is."""
+        return None
+
     @abstractmethod
     def aggregate_finish(self, aggregated: Sequence[AggregatedItem]) -> AggregateFinish:
         """The step over the whole campaign once each item has its result. It reads the
