@@ -104,8 +104,8 @@ def items_out_of_reach_many(
         else:
             paused[campaign_id].add(annotator_id)
     stuck: dict[int, list[int]] = defaultdict(list)
-    for item_id, (campaign_id, judged, k, author_id) in sorted(pending.items()):
-        eligible = len(pool - paused[campaign_id] - holders[item_id] - {author_id})
+    for item_id, (campaign_id, judged, k, writer) in sorted(pending.items()):
+        eligible = len(pool - paused[campaign_id] - holders[item_id] - {writer})
         if judged + live[item_id] + eligible < k:
             stuck[campaign_id].append(item_id)
     for campaign_id, ids in stuck.items():

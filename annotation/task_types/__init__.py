@@ -2,7 +2,8 @@
 
 - ``winograd``: switchability, associativity (Trichelair et al.);
 - ``winowhy``: reason writing, reason plausibility, knowledge type (WinoWhy);
-- ``comve``: ComVE writing, check, rewrite, and the plausibility of a model's explanations.
+- ``comve``: ComVE writing, check, rewrite, and the plausibility of a model's explanations;
+- ``validation``: validation of items written with models in the loop (adversarial rounds).
 
 Each class holds its spec (answers, K, instructions: ``annotation.answers.TaskSpec``), its
 template (``templates/annotation/tasks/<task>.html``) and its hooks (``base.TaskType``).
@@ -33,6 +34,7 @@ from annotation.task_types.comve import (
     ExplanationPlausibilityTask,
     comve_has_options,
 )
+from annotation.task_types.validation import AdversarialValidationTask
 from annotation.task_types.winograd import AssociativityTask, SwitchabilityTask
 from annotation.task_types.winowhy import KnowledgeTypeTask, ReasonPlausibilityTask, ReasonWritingTask
 
@@ -66,6 +68,7 @@ TASK_TYPES: dict[str, TaskType] = {
         ComVECheckTask(),
         ComVERewriteTask(),
         ExplanationPlausibilityTask(),
+        AdversarialValidationTask(),
     )
 }
 #: Every task's spec, by name: what the tasks' classes hold.

@@ -34,12 +34,12 @@ from typing import Any, ClassVar
 from django.db import models
 
 from annotation.answers import TaskSpec
-from annotation.models import Campaign, CampaignItem, Judgment
+from annotation.models import AdversarialItem, Campaign, CampaignItem, Judgment
 from datasets.models import ComVEItem, Explanation, Reason, Schema
 from datasets.services import SourceJudgment, WrittenRow
 
 #: A data-set row a campaign works on (the gold answer is read from one).
-DataItem = Schema | Reason | ComVEItem | Explanation
+DataItem = Schema | Reason | ComVEItem | Explanation | AdversarialItem
 #: Values to write on one row: (the row, {field: new value}).
 Update = tuple[models.Model, dict[str, Any]]
 
