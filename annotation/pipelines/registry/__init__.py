@@ -19,6 +19,12 @@ The papers' rules are quoted in docs/pipelines.md.
 from __future__ import annotations
 
 from annotation.models import PipelineKind
+from annotation.pipelines.registry.adversarial import (
+    AdversarialComVEWriteStage,
+    AdversarialSummaryStage,
+    AdversarialValidateStage,
+    AdversarialWinogradWriteStage,
+)
 from annotation.pipelines.registry.base import (
     Context,
     PipelineDefinition,
@@ -70,5 +76,21 @@ PIPELINES: dict[str, PipelineDefinition] = {
         ),
         collection_items="comve",
         uses_slots=True,
+    ),
+    PipelineKind.ADVERSARIAL_WINOGRAD: PipelineDefinition(
+        kind=PipelineKind.ADVERSARIAL_WINOGRAD,
+        title="Adversarial Winograd twins (a round)",
+        stages=(AdversarialWinogradWriteStage(), AdversarialValidateStage(), AdversarialSummaryStage()),
+        collection_items="schemas",
+        uses_slots=True,
+        is_round=True,
+    ),
+    PipelineKind.ADVERSARIAL_COMVE: PipelineDefinition(
+        kind=PipelineKind.ADVERSARIAL_COMVE,
+        title="Adversarial ComVE pairs (a round)",
+        stages=(AdversarialComVEWriteStage(), AdversarialValidateStage(), AdversarialSummaryStage()),
+        collection_items="comve",
+        uses_slots=True,
+        is_round=True,
     ),
 }

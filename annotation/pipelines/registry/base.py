@@ -110,6 +110,10 @@ class PipelineDefinition:
     collection_items: str
     #: Whether the pipeline starts from empty writing slots (how many: the form asks).
     uses_slots: bool
+    #: One pipeline is one round of adversarial writing: started with its models by
+    #: ``annotation.adversarial.adversarial_round_create`` (the rounds page), not by the
+    #: pipeline form.
+    is_round: bool = False
 
     def stage(self, key: str) -> StageKind:
         for s in self.stages:
