@@ -92,7 +92,7 @@ def adversarial_round_create(
     nothing written, on bad input."""
     curator = signed_in(curator)
     if kind not in round_kinds():
-        raise PipelineError(f"kind: {kind!r} is not one of {', '.join(round_kinds())}")
+        raise PipelineError(f"kind: {str(kind)!r} is not one of {', '.join(round_kinds())}")
     collection = (collection or "").strip()
     if not collection:
         raise PipelineError("collection: required")

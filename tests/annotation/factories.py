@@ -209,7 +209,7 @@ def adversarial_writing_tasks(monkeypatch: Any) -> None:
         stand_in = type(
             f"StandIn{task.name.title()}",
             (ComVEWritingTask,),
-            {"name": task, "spec": TaskSpec(task, task.label, ("slots",), 1, writes_comve=True)},
+            {"name": task, "spec": TaskSpec(task, str(task.label), ("slots",), 1, writes_comve=True)},
         )()
         monkeypatch.setitem(TASK_TYPES, task, stand_in)
         monkeypatch.setitem(TASKS, task, stand_in.spec)

@@ -6,6 +6,7 @@ Run on SQLite and, with DATABASE_URL=$TEST_DATABASE_URL, on PostgreSQL."""
 
 from collections import Counter
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.urls import reverse
@@ -46,6 +47,12 @@ def _validation(items, *, k=3, name="validate"):
     return campaign_create(
         name=name, task="adversarial_validation", items="adversarial", ids=[i.pk for i in items], k=k
     )
+
+
+def _lease(campaign, user, **kwargs):
+    lease = assignment_next(campaign=campaign, annotator=user, **kwargs)
+    assert lease is not None, user.username
+    return lease
 
 
 def _drain(campaign, user):
@@ -104,7 +111,7 @@ def test_each_item_gets_exactly_its_own_k_and_none_waits_at_zero_while_another_p
     CampaignItem.objects.filter(campaign=campaign, adversarial=low).update(judgments_needed=1)
     CampaignItem.objects.filter(campaign=campaign, adversarial=high).update(judgments_needed=4)
     people = annotators(6, "val")
-    got = Counter()
+    got: Counter[int] = Counter()
     for person in people:
         for adversarial_id in _drain(campaign, person):
             got[adversarial_id] += 1
@@ -134,15 +141,13 @@ def test_a_late_answer_on_an_item_that_has_its_own_k_is_refused():
     CampaignItem.objects.filter(campaign=campaign, adversarial=item).update(judgments_needed=1)
     first, second, third = annotators(3, "late")
     start = timezone.now()
-    lease = assignment_next(campaign=campaign, annotator=first, now=start)
+    lease = _lease(campaign, first, now=start)
     assert lease.campaign_item.adversarial_id == item.pk  # the newest first
     # its own K is 1, held by a live lease: the second annotator gets the other item
-    assert assignment_next(campaign=campaign, annotator=second, now=start).campaign_item.adversarial_id == (
-        other_item.pk
-    )
+    assert _lease(campaign, second, now=start).campaign_item.adversarial_id == other_item.pk
     # the first lease runs out: the item goes to the third, who answers it
     later = start + timedelta(seconds=campaign.lease_seconds + 1)
-    taken = assignment_next(campaign=campaign, annotator=third, now=later)
+    taken = _lease(campaign, third, now=later)
     assert taken.campaign_item.adversarial_id == item.pk
     judgment_submit(annotator=third, assignment=taken, answer="correct", now=later)
     with pytest.raises(LeaseExpired):
@@ -268,9 +273,10 @@ def _answer(campaign, people, answers):
         judgment_submit(annotator=person, assignment=lease, answer=answer, **extra)
 
 
-CORRECT = ("correct", {})
-INCORRECT = ("incorrect", {"payload": {"corrected_answer": "B", "corrected_twin_answer": "A"}})
-FLAGGED = ("flagged", {"text": "both candidates fit"})
+Answer = tuple[str, dict[str, Any]]
+CORRECT: Answer = ("correct", {})
+INCORRECT: Answer = ("incorrect", {"payload": {"corrected_answer": "B", "corrected_twin_answer": "A"}})
+FLAGGED: Answer = ("flagged", {"text": "both candidates fit"})
 
 
 @pytest.mark.parametrize(
@@ -313,7 +319,7 @@ def test_anli_takes_two_answers_and_a_third_only_when_they_disagree():
     rows = {r.adversarial_id: r for r in CampaignItem.objects.filter(campaign=campaign)}
 
     def answer(person, item_id, answer_and_extra):
-        lease = assignment_next(campaign=campaign, annotator=person)
+        lease = _lease(campaign, person)
         assert lease.campaign_item.adversarial_id == item_id
         judgment_submit(annotator=person, assignment=lease, answer=answer_and_extra[0], **answer_and_extra[1])
 
