@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from annotation.answers import KNOWLEDGE_TYPES
+from annotation.answers import KNOWLEDGE_TYPES, VALIDATION_CORRECT, VALIDATION_FLAGGED, VALIDATION_INCORRECT
 
 
 def unanimous_yes(votes: Sequence[str], yes: str) -> bool:
@@ -92,3 +92,38 @@ def comve_check(answers: Sequence[str], key: str) -> ComVECheck:
     """ComVE 3.1: an item is rewritten when more than half of the checkers answer wrong."""
     wrong = sum(1 for a in answers if a != key)
     return ComVECheck(wrong=wrong, total=len(answers), needs_rewrite=wrong * 2 > len(answers))
+
+
+#: A validator's answers on an adversarial item (ANLI's validation; issue 27).
+CORRECT, INCORRECT, FLAGGED = VALIDATION_CORRECT, VALIDATION_INCORRECT, VALIDATION_FLAGGED
+#: What validation makes of an item (``annotation.models.ValidationStatus`` values).
+VALIDATED, REJECTED = "validated", "rejected"
+
+
+def validation_unanimous(votes: Sequence[str], k: int) -> str:
+    """Winnow's default: validated when K answers say "correct" (all of them); rejected
+    when more than half say "incorrect"; otherwise flagged, for the curator."""
+    counts = Counter(votes)
+    if len(votes) >= k and counts[CORRECT] == len(votes):
+        return VALIDATED
+    if counts[INCORRECT] * 2 > len(votes):
+        return REJECTED
+    return FLAGGED
+
+
+def validation_anli(votes: Sequence[str]) -> str:
+    """ANLI (Nie et al. 2020, 2.1): two validators; on disagreement a third, and the
+    majority decides (correct: validated, incorrect: rejected, flagged or no majority:
+    flagged)."""
+    counts = Counter(votes)
+    if not votes:
+        return FLAGGED
+    answer, n = counts.most_common(1)[0]
+    if n * 2 <= len(votes):  # no majority (three different answers)
+        return FLAGGED
+    return {CORRECT: VALIDATED, INCORRECT: REJECTED}.get(answer, FLAGGED)
+
+
+def anli_needs_third(votes: Sequence[str]) -> bool:
+    """ANLI: the first two validators disagree, so a third one answers."""
+    return len(votes) >= 2 and votes[0] != votes[1]

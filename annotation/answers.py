@@ -18,7 +18,7 @@ from typing import Any
 from core.errors import WinnowError
 from core.formulas import formula_refusal
 
-ITEM_KINDS = ("schemas", "reasons", "comve", "slots", "explanations")
+ITEM_KINDS = ("schemas", "reasons", "comve", "slots", "explanations", "adversarial")
 KNOWLEDGE_TYPES = ("Property", "Object", "Eventuality", "Spatial", "Quantity", "Others")
 
 
@@ -63,6 +63,10 @@ class TaskSpec:
     form_action: str = ""
     #: The label of the item form's submit button.
     submit_label: str = "Submit"
+    #: Answers that carry details (a validator's corrected answer, the reason for a flag):
+    #: ``details(answer, text, payload)`` checks them and returns the (text, payload) kept,
+    #: raising AnswerError naming the field. None: text and payload as the flags above say.
+    details: Callable[[str, str, dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
 
     @property
     def choice_values(self) -> tuple[str, ...]:
@@ -129,6 +133,9 @@ def answer_clean(
             raise AnswerError(f"answer: {answer!r} is not one of {', '.join(spec.choice_values)}")
     elif answer:
         raise AnswerError(f"answer: this task takes no choice, got {answer!r}")
+    if spec.details is not None:
+        text, payload = spec.details(answer, text, payload)
+        return answer, text, payload
     if spec.option_choices and has_options:
         option = str(payload.get("option", "")).strip().upper()
         allowed = tuple(c.value for c in spec.option_choices)
@@ -186,6 +193,43 @@ def comve_payload_clean(payload: dict[str, Any]) -> dict[str, Any]:
         _no_formula_start("references", ref)
     out["references"] = refs
     return out
+
+
+VALIDATION_CORRECT, VALIDATION_INCORRECT, VALIDATION_FLAGGED = "correct", "incorrect", "flagged"
+
+
+def validation_details(answer: str, text: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A validator's answer on an adversarial item (issue 27): "correct" carries nothing;
+    "incorrect" the corrected answer (the right candidate, A or B, in the sentence and in
+    its twin: ``corrected_answer``, ``corrected_twin_answer``; or the statement against
+    common sense of a ComVE pair, 0 or 1: ``corrected_false_index``) and an optional note;
+    "flagged" the reason (``text``). Which of the two corrections fits the item, and that
+    it differs from the writer's answer, is checked against the item
+    (``AdversarialValidationTask.answer_check``)."""
+    if answer == VALIDATION_CORRECT:
+        return "", {}
+    if len(text) > 2000:
+        raise AnswerError("text: at most 2000 characters")
+    _no_formula_start("text", text)
+    if answer == VALIDATION_FLAGGED:
+        if len(text) < 3:
+            raise AnswerError("text: say why you flag this item (the reason)")
+        return text, {}
+    twin = {
+        name: str(payload.get(name, "") or "").strip().upper()
+        for name in ("corrected_answer", "corrected_twin_answer")
+    }
+    false_index = str(payload.get("corrected_false_index", "") or "").strip()
+    if any(twin.values()):
+        for name, value in twin.items():
+            if value not in ("A", "B"):
+                raise AnswerError(f"{name}: the right candidate, A or B")
+        return text, twin
+    if false_index:
+        if false_index not in ("0", "1"):
+            raise AnswerError("corrected_false_index: the statement against common sense, 0 or 1")
+        return text, {"corrected_false_index": int(false_index)}
+    raise AnswerError("corrected_answer: say what the right answer is")
 
 
 def clause_with_pronoun(text_before: str, pronoun: str, text_after: str) -> str:

@@ -15,6 +15,7 @@ ITEM_KIND_WORDS = {
     "comve": "ComVE items",
     "slots": "empty writing slots (ComVE writing)",
     "explanations": "a model's explanations",
+    "adversarial": "items written in an adversarial round (validation)",
 }
 
 
@@ -200,12 +201,17 @@ COMVE_FIELDS = (
 )
 
 
+#: A validator's corrected answer (adversarial validation): the right candidate in the
+#: sentence and in its twin, or the statement against common sense.
+CORRECTION_FIELDS = ("corrected_answer", "corrected_twin_answer", "corrected_false_index")
+
+
 def answer_from_post(data: Any) -> dict[str, Any]:
     """The answer fields of an annotation POST (HTML form or API) as service kwargs."""
     payload: dict[str, Any] = {}
     if data.get("option"):
         payload["option"] = data.get("option")
-    for name in COMVE_FIELDS:
+    for name in (*COMVE_FIELDS, *CORRECTION_FIELDS):
         if data.get(name) not in (None, ""):
             payload[name] = data.get(name)
     duration = None

@@ -94,6 +94,12 @@ class CampaignItem(models.Model):
             # assignment_next walks this index backwards (fullest items first, then newest):
             # the first row that passes the filters is the answer, no sort needed.
             models.Index(fields=["campaign", "is_gold", "judgment_count", "id"], name="campaignitem_next"),
+            # the highest K of its own an item of the campaign has (assignment_next's bound)
+            models.Index(
+                fields=["campaign", "judgments_needed"],
+                name="campaignitem_own_k",
+                condition=models.Q(judgments_needed__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -78,6 +78,11 @@ class Participation(Protocol):
         """Inside the skip's transaction: what the skip counts for."""
         ...
 
+    def same_person(self, *, user: Any) -> list[int]:
+        """The ids of ``user``'s other accounts (the same person under another study link):
+        an item any of them wrote is never handed to ``user``."""
+        ...
+
 
 class _Annotator:
     """No participation registered: everyone is an ordinary annotator."""
@@ -102,6 +107,9 @@ class _Annotator:
 
     def after_skip(self, *, user: Any, assignment: Assignment) -> None:
         return None
+
+    def same_person(self, *, user: Any) -> list[int]:
+        return []
 
 
 _registered: list[Participation] = [_Annotator()]

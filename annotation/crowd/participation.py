@@ -16,7 +16,7 @@ from annotation.crowd.services import (
     study_link_token,
     study_next,
 )
-from annotation.models import Assignment, Campaign, ParticipantState
+from annotation.models import Assignment, Campaign, Participant, ParticipantState
 from annotation.participation import Answered, Progress, Step
 
 
@@ -93,3 +93,18 @@ class StudyParticipation:
         participant = participant_of(user)
         if participant is not None:
             study_after_skip(participant=participant, assignment=assignment)
+
+    def same_person(self, *, user: Any) -> list[int]:
+        """The accounts of the same platform id under the other study links: a writer who
+        comes back through a validation study's link is still the writer."""
+        participant = participant_of(user)
+        if participant is None:
+            return []
+        return list(
+            Participant.objects.filter(
+                external_id=participant.external_id, link__platform=participant.link.platform
+            )
+            .exclude(user_id=participant.user_id)
+            .order_by("user_id")
+            .values_list("user_id", flat=True)
+        )

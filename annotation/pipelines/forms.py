@@ -12,8 +12,12 @@ def k_field_name(kind: str, key: str) -> str:
     return f"k_{kind}_{key}"
 
 
+#: The kinds this form starts (a round of adversarial writing is started on the rounds page).
+FORM_KINDS = [(value, label) for value, label in PipelineKind.choices if not PIPELINES[value].is_round]
+
+
 class PipelineCreateForm(forms.Form):
-    kind = forms.ChoiceField(choices=PipelineKind.choices, initial=PipelineKind.WINOWHY)
+    kind = forms.ChoiceField(choices=FORM_KINDS, initial=PipelineKind.WINOWHY)
     collection = forms.CharField(
         max_length=50,
         help_text="WinoWhy: the collection your schemas were imported into; ComVE: where the written items go",
@@ -24,6 +28,8 @@ class PipelineCreateForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for defn in PIPELINES.values():
+            if defn.is_round:
+                continue
             for stage in defn.stages:
                 if stage.task is None:
                     continue

@@ -3,6 +3,7 @@ current stage gives, advance (aggregate, close, create the next stage's campaign
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.utils.text import slugify
 from annotation import services
 from annotation.errors import PipelineError
 from annotation.models import (
+    AdversarialItem,
     Campaign,
     CampaignItem,
     CampaignStatus,
@@ -80,7 +82,29 @@ def pipeline_create(
     slots: int = 0,
 ) -> Pipeline:
     """Start a pipeline of ``kind`` on a curator's ``collection``: every stage is recorded
-    and the first stage's campaign created. K per stage defaults to the paper's."""
+    and the first stage's campaign created. K per stage defaults to the paper's. A round of
+    adversarial writing is started with its models instead (``adversarial_round_create``)."""
+    if definition(kind).is_round:
+        raise PipelineError(
+            f"kind: a {definition(kind).title} pipeline is started as a round, with the models in the "
+            "loop (the adversarial rounds page)"
+        )
+    return pipeline_start(curator=curator, kind=kind, collection=collection, name=name, k=k, slots=slots)
+
+
+def pipeline_start(
+    *,
+    curator: Actor,
+    kind: str,
+    collection: str,
+    name: str = "",
+    k: dict[str, Any] | None = None,
+    slots: int = 0,
+    before_start: Callable[[Pipeline], None] | None = None,
+) -> Pipeline:
+    """:func:`pipeline_create` for every kind; ``before_start(pipeline)`` writes what the
+    stages read (a round's row) after the pipeline and before its first stage, in the same
+    transaction."""
     curator = signed_in(curator)
     defn = definition(kind)
     collection = (collection or "").strip()
@@ -121,6 +145,8 @@ def pipeline_create(
         PipelineStage.objects.bulk_create(
             PipelineStage(pipeline=pipeline, position=n, key=s.key) for n, s in enumerate(defn.stages)
         )
+        if before_start is not None:
+            before_start(pipeline)
         _start(pipeline, defn, 0, curator)
     return pipeline
 
@@ -196,12 +222,15 @@ def stage_progress(stage: PipelineStage) -> Progress | None:
         return None
     k = stage.campaign.judgments_per_item
     items = CampaignItem.objects.filter(campaign=stage.campaign, is_gold=False)
-    count = items.count()
-    given = 0
-    for n in items.values_list("judgment_count", flat=True):
-        given += min(int(n), k)
-    pending = items.filter(judgment_count__lt=k).count()
-    return Progress(items=count, pending=pending, judgments=given, needed=count * k)
+    count = given = needed = pending = 0
+    # each item's K: its own (ANLI's third vote) over the campaign's
+    for n, own in items.values_list("judgment_count", "judgments_needed"):
+        item_k = k if own is None else int(own)
+        count += 1
+        given += min(int(n), item_k)
+        needed += item_k
+        pending += int(n) < item_k
+    return Progress(items=count, pending=pending, judgments=given, needed=needed)
 
 
 def current_stage(pipeline: Pipeline) -> PipelineStage | None:
@@ -237,6 +266,13 @@ class AdvancePreview:
 
 
 def _describe(item: CampaignItem) -> str:
+    if item.adversarial is not None:
+        content = item.adversarial.content or {}
+        written = " / ".join(
+            str(content[f]) for f in ("sentence", "twin", "statement_0", "statement_1") if content.get(f)
+        )
+        fooled = ", ".join(map(str, item.adversarial.fooled or [])) or "no model"
+        return f"written item #{item.adversarial_id} (fooled {fooled}): {written}"
     if item.reason is not None:
         return f"[{item.reason.origin}] {item.reason.schema.external_id}: {item.reason.text}"
     if item.schema is not None:
@@ -274,7 +310,7 @@ def pipeline_advance_preview(*, pipeline: Pipeline, rows: int = 5) -> AdvancePre
             if later.campaign is not None:
                 items = list(
                     CampaignItem.objects.filter(campaign=later.campaign)
-                    .select_related("reason__schema", "schema", "comve_item")
+                    .select_related("reason__schema", "schema", "comve_item", "adversarial")
                     .order_by("pk")[:rows]
                 )
                 sel = kind.select(ctx)
@@ -371,6 +407,12 @@ def _advance(pipeline: Pipeline, position: int, *, force: bool, curator: Actor |
 
 def pipeline_collection_counts(pipeline: Pipeline) -> dict[str, int]:
     """How many items the pipeline's collection holds (the list page shows it)."""
+    if definition(pipeline.kind).is_round:
+        return {
+            "items written in its rounds": AdversarialItem.objects.filter(
+                round__pipeline__collection=pipeline.collection
+            ).count()
+        }
     if pipeline.kind == PipelineKind.COMVE:
         return {"ComVE items": ComVEItem.objects.filter(collection=pipeline.collection).count()}
     return {"questions": Schema.objects.filter(collection=pipeline.collection).count()}

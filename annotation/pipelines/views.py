@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotation import selectors
 from annotation.errors import AnnotationError, PipelineError
 from annotation.models import (
+    AdversarialRound,
     AgreementHeadline,
     Pipeline,
     PipelineKind,
@@ -134,7 +135,19 @@ def _waiting(pipeline: Pipeline, stage: PipelineStage | None, progress: services
 
 def _output(pipeline: Pipeline) -> dict[str, str]:
     """Where a finished pipeline's output went, and the release form's fields for it."""
-    if pipeline.kind == PipelineKind.COMVE:
+    if pipeline.kind == PipelineKind.ADVERSARIAL_WINOGRAD:
+        fields = {"dataset": "wsc", "collection": pipeline.collection, "split": ""}
+        where = (
+            f"the kept twin pairs are Winograd schemas of collection {pipeline.collection}, each item's "
+            "validation and votes on its written item"
+        )
+    elif pipeline.kind == PipelineKind.ADVERSARIAL_COMVE:
+        fields = {"dataset": "comve", "collection": pipeline.collection, "split": ""}
+        where = (
+            f"the kept pairs are ComVE items of collection {pipeline.collection}, each item's validation "
+            "and votes on its written item"
+        )
+    elif pipeline.kind == PipelineKind.COMVE:
         fields = {"dataset": "comve", "collection": pipeline.collection, "split": "pilot"}
         where = (
             f"the ComVE items written, checked and rewritten are in collection {pipeline.collection}, "
@@ -181,6 +194,8 @@ def pipeline_detail(request: HttpRequest, name: str) -> HttpResponse:
     }
     if pipeline.status == PipelineStatus.DONE:
         context["output"] = _output(pipeline)
+    # a round of adversarial writing: its number in the collection, models, method and rule
+    context["round"] = AdversarialRound.objects.filter(pipeline=pipeline).first()
     if pipeline.kind == "winowhy":
         context["generated"] = Reason.objects.filter(
             schema__collection=pipeline.collection, origin=ReasonOrigin.GENERATED

@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Exists, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.utils import timezone
 
@@ -35,6 +36,12 @@ from annotation.selectors.reach import items_out_of_reach as items_out_of_reach
 from annotation.selectors.reach import items_out_of_reach_many as items_out_of_reach_many
 from annotation.task_types import ContextLine, TaskType, task_spec, task_type
 from datasets.models import ComVEItem, Schema
+
+
+def own_k() -> Coalesce:
+    """An item's K as a column: its own (``CampaignItem.judgments_needed``) over its
+    campaign's."""
+    return Coalesce("judgments_needed", "campaign__judgments_per_item", output_field=IntegerField())
 
 
 def campaign_list(*, user: Any) -> QuerySet[Campaign]:
@@ -132,10 +139,10 @@ def my_progress(*, campaign: Campaign, annotator: Any, now: datetime | None = No
                 Judgment.objects.filter(campaign_item__campaign=campaign, annotator=annotator).values("pk")
             ),
             remaining=_CountOf(
-                CampaignItem.objects.filter(
-                    campaign=campaign, is_gold=False, judgment_count__lt=campaign.judgments_per_item
-                )
+                CampaignItem.objects.annotate(k=own_k())
+                .filter(campaign=campaign, is_gold=False, judgment_count__lt=F("k"))
                 .exclude(Exists(mine))
+                .exclude(author=annotator)  # never their own item (a writer's)
                 .values("pk")
             ),
             current=Exists(
@@ -291,18 +298,19 @@ def assignment_refusal(*, campaign: Campaign, progress: MyProgress) -> Assignmen
 def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, Any]]:
     """Per campaign id, its progress: ``n`` items (not gold), ``complete`` (with K
     judgments), ``started``, ``flagged`` for review, ``awaiting`` review (flagged and no
-    curator decision yet), ``judgments`` made and ``needed`` (n x K), ``percent``,
+    curator decision yet), ``judgments`` made and ``needed`` (the sum of the items' K), ``percent``,
     ``gold_items``, ``skipped`` (items an annotator gave back unanswered). Five queries
     however many campaigns."""
     ids = [c.pk for c in campaigns]
     items = (
         CampaignItem.objects.filter(campaign_id__in=ids)
+        .annotate(k=own_k())
         .values("campaign_id")
         .annotate(
             n=Count("pk", filter=Q(is_gold=False)),
-            complete=Count(
-                "pk", filter=Q(is_gold=False, judgment_count__gte=F("campaign__judgments_per_item"))
-            ),
+            complete=Count("pk", filter=Q(is_gold=False, judgment_count__gte=F("k"))),
+            # judgments needed: each item's K (its own, else the campaign's)
+            needed=Coalesce(Sum("k", filter=Q(is_gold=False)), 0),
             started=Count("pk", filter=Q(is_gold=False, judgment_count__gt=0)),
             flagged=Count("pk", filter=Q(is_gold=False, needs_review=True)),
             gold_items=Count("pk", filter=Q(is_gold=True)),
@@ -329,10 +337,10 @@ def campaigns_progress(*, campaigns: Sequence[Campaign]) -> dict[int, dict[str, 
         .values_list("campaign_item__campaign_id", "n")
     )
     out = {}
-    empty = {"n": 0, "complete": 0, "started": 0, "flagged": 0, "gold_items": 0}
+    empty = {"n": 0, "complete": 0, "started": 0, "flagged": 0, "gold_items": 0, "needed": 0}
     for c in campaigns:
         row = dict(totals.get(c.pk, empty))
-        done, needed = judgments.get(c.pk, 0), row["n"] * c.judgments_per_item
+        done, needed = judgments.get(c.pk, 0), int(row.pop("needed"))
         row |= {
             "awaiting": awaiting.get(c.pk, 0),
             "skipped": skipped.get(c.pk, 0),

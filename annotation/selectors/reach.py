@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import F, IntegerField, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import AssignmentStatus, Campaign, CampaignAnnotator, CampaignItem, CampaignStatus
@@ -41,34 +42,38 @@ def items_out_of_reach_many(
     """Per active campaign, its regular items that cannot get their K judgments from the
     annotators there are: judgments + live leases + annotators who may still be given the
     item (holders of the annotator role, not paused there, with no assignment on it: an
-    annotator gets an item once; a skip or a lapsed lease uses that once) < K. Four
+    annotator gets an item once; a skip or a lapsed lease uses that once; not its author)
+    < the item's K (its own, else the campaign's). Four
     queries whatever the number of campaigns."""
     now = now or timezone.now()
     out = {c.pk: OutOfReach(item_ids=[], skipped=0) for c in campaigns}
     active = {c.pk: c for c in campaigns if c.status == CampaignStatus.ACTIVE}
     if not active:
         return out
-    k_of = {pk: c.judgments_per_item for pk, c in active.items()}
-    # the items still needing judgments, each with its assignments (one row per assignment)
-    pending: dict[int, tuple[int, int]] = {}
+    # the items still needing judgments (under their own K, else their campaign's), each
+    # with its author (never given it) and its assignments (one row per assignment)
+    pending: dict[int, tuple[int, int, int, int | None]] = {}
     holders: dict[int, set[int]] = defaultdict(set)
     live: Counter[int] = Counter()
     skipped_items: set[int] = set()
-    for pk, campaign_id, judged, annotator_id, status, expires_at in (
-        CampaignItem.objects.filter(
-            campaign_id__in=list(active), is_gold=False, judgment_count__lt=F("campaign__judgments_per_item")
+    for pk, campaign_id, judged, k, author_id, annotator_id, status, expires_at in (
+        CampaignItem.objects.annotate(
+            k=Coalesce("judgments_needed", "campaign__judgments_per_item", output_field=IntegerField())
         )
+        .filter(campaign_id__in=list(active), is_gold=False, judgment_count__lt=F("k"))
         .order_by()
         .values_list(
             "pk",
             "campaign_id",
             "judgment_count",
+            "k",
+            "author_id",
             "assignments__annotator_id",
             "assignments__status",
             "assignments__expires_at",
         )
     ):
-        pending[pk] = (campaign_id, judged)
+        pending[pk] = (campaign_id, judged, int(k), author_id)
         if annotator_id is None:
             continue
         holders[pk].add(annotator_id)
@@ -99,9 +104,9 @@ def items_out_of_reach_many(
         else:
             paused[campaign_id].add(annotator_id)
     stuck: dict[int, list[int]] = defaultdict(list)
-    for item_id, (campaign_id, judged) in sorted(pending.items()):
-        eligible = len(pool - paused[campaign_id] - holders[item_id])
-        if judged + live[item_id] + eligible < k_of[campaign_id]:
+    for item_id, (campaign_id, judged, k, writer) in sorted(pending.items()):
+        eligible = len(pool - paused[campaign_id] - holders[item_id] - {writer})
+        if judged + live[item_id] + eligible < k:
             stuck[campaign_id].append(item_id)
     for campaign_id, ids in stuck.items():
         out[campaign_id] = OutOfReach(item_ids=ids, skipped=len(skipped_items.intersection(ids)))

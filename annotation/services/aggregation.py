@@ -12,6 +12,7 @@ from django.db import models, transaction
 
 from annotation.errors import AnnotationError
 from annotation.models import Adjudication, Campaign, CampaignItem, Judgment
+from annotation.services.assignment import item_k
 from annotation.task_types import AggregatedItem, ItemAggregate, TaskType, task_type
 from core.roles import Actor, signed_in
 from datasets.labels import LABEL_FIELDS, CampaignLayers
@@ -65,7 +66,7 @@ def adjudication_record(
             campaign_item=item, curator=curator, decision=decision, note=note
         )
         votes = list(Judgment.objects.filter(campaign_item=item).order_by("pk"))
-        k = campaign.judgments_per_item
+        k = item_k(campaign, item.judgments_needed)
         applied = not item.is_gold and len(votes) >= k
         label = None
         if applied:
@@ -195,13 +196,12 @@ def campaign_aggregate(
     task of choices it changes nothing."""
     summary = AggregateSummary(dry_run=dry_run)
     kind = task_type(campaign.task)
-    k = campaign.judgments_per_item
-    if written_so_far and kind.spec.free_text:
-        k = 1
+    so_far = written_so_far and kind.spec.free_text
     with transaction.atomic():
+        relations = {"schema", "reason", "reason__schema", "comve_item", "explanation__comve_item"}
         items = list(
             CampaignItem.objects.filter(campaign=campaign, is_gold=False)
-            .select_related("schema", "reason", "reason__schema", "comve_item", "explanation__comve_item")
+            .select_related(*sorted(relations | set(kind.item_relations)))
             .order_by("pk")
         )
         votes: dict[int, list[Judgment]] = defaultdict(list)
@@ -217,7 +217,8 @@ def campaign_aggregate(
         aggregated: list[AggregatedItem] = []
         for item in items:
             item_votes = votes.get(item.pk, [])
-            if len(item_votes) < k:
+            # each item's K: its own (ANLI's third vote) over the campaign's
+            if len(item_votes) < (1 if so_far else item_k(campaign, item.judgments_needed)):
                 summary.pending += 1
                 continue
             summary.aggregated += 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import random
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
@@ -43,19 +44,28 @@ def _live_leases(now: datetime) -> Q:
     return Q(status=AssignmentStatus.LEASED, expires_at__gt=now)
 
 
-def _item_load(item_id: int, now: datetime, *, exclude_annotator: User | None = None) -> tuple[int, int]:
-    """(judgments, live leases) of an item, read in one fresh statement."""
+def _item_load(
+    item_id: int, now: datetime, *, exclude_annotator: User | None = None
+) -> tuple[int, int, int | None]:
+    """(judgments, live leases, the item's own K or None for the campaign's) of an item,
+    read in one fresh statement."""
     leases = Assignment.objects.filter(_live_leases(now), campaign_item=OuterRef("pk"))
     if exclude_annotator is not None:
         leases = leases.exclude(annotator=exclude_annotator)
     live = leases.order_by().values("campaign_item").annotate(n=Count("pk")).values("n")
-    judged, leased = (
+    judged, leased, needed = (
         CampaignItem.objects.filter(pk=item_id)
         .annotate(live=Coalesce(Subquery(live), Value(0)))
-        .values_list("judgment_count", "live")
+        .values_list("judgment_count", "live", "judgments_needed")
         .get()
     )
-    return int(judged), int(leased)
+    return int(judged), int(leased), None if needed is None else int(needed)
+
+
+def item_k(campaign: Campaign, needed: int | None) -> int:
+    """K of one item: its own (``CampaignItem.judgments_needed``: ANLI's third vote, a lower
+    K for some items) over the campaign's."""
+    return campaign.judgments_per_item if needed is None else int(needed)
 
 
 @functools.cache
@@ -79,16 +89,23 @@ def _next_sql(postgres: bool) -> dict[str, str]:
         "member": (
             f"SELECT {async_commit}m.paused, (SELECT x.id FROM {a} x INNER JOIN {ci} i ON i.id = x.campaign_item_id"  # noqa: S608
             f" WHERE x.annotator_id = m.annotator_id AND i.campaign_id = m.campaign_id AND x.status = %s"
-            f" AND x.expires_at > %s ORDER BY x.leased_at, x.id LIMIT 1)"
+            f" AND x.expires_at > %s ORDER BY x.leased_at, x.id LIMIT 1),"
+            # the highest K an item of the campaign has of its own (campaignitem_own_k)
+            f" (SELECT MAX(o.judgments_needed) FROM {ci} o WHERE o.campaign_id = m.campaign_id"
+            " AND o.judgments_needed IS NOT NULL)"
             f" FROM {member} m WHERE m.campaign_id = %s AND m.annotator_id = %s{lock}"
         ),
-        # the fullest open item (then the newest) this annotator has not had, with room
-        # left after the live leases; PostgreSQL skips items another request holds
+        # the fullest open item (then the newest) this annotator has not had and did not
+        # write, with room left under its K (its own, else the campaign's) after the live
+        # leases; PostgreSQL skips items another request holds. The first bound (the
+        # highest K of any item) keeps the walk of campaignitem_next a range scan.
         "candidate": (
             f"SELECT c.id FROM {ci} c WHERE c.campaign_id = %s AND NOT c.is_gold AND c.judgment_count < %s"  # noqa: S608
+            " AND c.judgment_count < COALESCE(c.judgments_needed, %s)"
+            " AND (c.author_id IS NULL OR c.author_id NOT IN ({people}))"
             f" AND NOT EXISTS (SELECT 1 FROM {a} mine WHERE mine.campaign_item_id = c.id AND mine.annotator_id = %s)"
             f" AND (SELECT COUNT(*) FROM {a} l WHERE l.campaign_item_id = c.id AND l.status = %s"
-            f" AND l.expires_at > %s) < %s - c.judgment_count"
+            f" AND l.expires_at > %s) < COALESCE(c.judgments_needed, %s) - c.judgment_count"
             " {rejected}ORDER BY c.judgment_count DESC, c.id DESC LIMIT 1"
         ),
         "lock": " FOR UPDATE OF c SKIP LOCKED" if postgres else "",
@@ -96,7 +113,8 @@ def _next_sql(postgres: bool) -> dict[str, str]:
         # statement sees every lease committed before the item's lock was granted)
         "lease": (
             f"INSERT INTO {a} (campaign_item_id, annotator_id, status, leased_at, expires_at)"  # noqa: S608
-            f" SELECT %s, %s, %s, %s, %s WHERE (SELECT judgment_count FROM {ci} WHERE id = %s) + ({live}) < %s"
+            f" SELECT %s, %s, %s, %s, %s WHERE (SELECT judgment_count - COALESCE(judgments_needed, %s)"
+            f" FROM {ci} WHERE id = %s) + ({live}) < 0"
             " RETURNING id"
         ),
     }
@@ -129,11 +147,18 @@ def assignment_next(
             CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
             cursor.execute(sql["member"], member_params)
             row = cursor.fetchone()
-        paused, current = row[-2], row[-1]
+        paused, current, own_k = row[-3], row[-2], row[-1]
         if paused:
             raise AnnotatorPaused()
         if current is not None:
             return Assignment.objects.select_related("campaign_item").get(pk=current)
+        # never an item they wrote, under this account or another of the same person's
+        # (a crowd writer who comes back through another study link)
+        work = Work(
+            k=k,
+            bound=max(k, int(own_k or 0)),
+            people=[annotator.pk, *participation().same_person(user=annotator)],
+        )
         draw = rng.random() if rng is not None else random.random()
         if campaign.gold_rate > 0 and draw < campaign.gold_rate:
             mine = Assignment.objects.filter(campaign_item=OuterRef("pk"), annotator=annotator)
@@ -146,13 +171,13 @@ def assignment_next(
             # gold only while regular work remains for this annotator
             if (
                 gold is not None
-                and _candidate(cursor, sql, campaign, annotator, k, when, [], lock=False) is not None
+                and _candidate(cursor, sql, campaign, annotator, work, when, [], lock=False) is not None
             ):
                 return _lease(gold.pk, annotator, campaign, now)
         rejected: list[int] = []
         expires = now + timedelta(seconds=campaign.lease_seconds)
         for _ in range(100):
-            candidate = _candidate(cursor, sql, campaign, annotator, k, when, rejected)
+            candidate = _candidate(cursor, sql, campaign, annotator, work, when, rejected)
             if candidate is None:
                 return None
             cursor.execute(
@@ -163,11 +188,11 @@ def assignment_next(
                     leased,
                     when,
                     connection.ops.adapt_datetimefield_value(expires),
+                    k,
                     candidate,
                     candidate,
                     leased,
                     when,
-                    k,
                 ],
             )
             created = cursor.fetchone()
@@ -188,21 +213,45 @@ def assignment_next(
         return None
 
 
+@dataclass(frozen=True)
+class Work:
+    """What bounds an annotator's next item: the campaign's K, the highest K of any item
+    (its own K may be over the campaign's), and the accounts whose items are not theirs
+    to judge (the annotator and their other accounts: a writer never validates their own
+    item)."""
+
+    k: int
+    bound: int
+    people: list[int]
+
+
 def _candidate(
     cursor: CursorWrapper,
     sql: dict[str, str],
     campaign: Campaign,
     annotator: User,
-    k: int,
+    work: Work,
     when: str | None,
     rejected: list[int],
     *,
     lock: bool = True,
 ) -> int | None:
     skip = f"AND c.id NOT IN ({', '.join(['%s'] * len(rejected))}) " if rejected else ""
+    people = ", ".join(["%s"] * len(work.people))
     cursor.execute(
-        sql["candidate"].replace("{rejected}", skip) + (sql["lock"] if lock else ""),
-        [campaign.pk, k, annotator.pk, AssignmentStatus.LEASED.value, when, k, *rejected],
+        sql["candidate"].replace("{people}", people).replace("{rejected}", skip)
+        + (sql["lock"] if lock else ""),
+        [
+            campaign.pk,
+            work.bound,
+            work.k,
+            *work.people,
+            annotator.pk,
+            AssignmentStatus.LEASED.value,
+            when,
+            work.k,
+            *rejected,
+        ],
     )
     row = cursor.fetchone()
     return None if row is None else int(row[0])
@@ -305,11 +354,11 @@ def assignment_reopen(*, annotator: Actor, assignment: Assignment, now: datetime
             return fresh  # a repeat (double click): the same result
         if fresh.status != AssignmentStatus.SKIPPED:
             raise SkipRefused(f"Item {item.pk} is not one you skipped.")
-        judged, leased = _item_load(item.pk, now, exclude_annotator=annotator)
-        if judged + leased >= campaign.judgments_per_item:
+        judged, leased, needed = _item_load(item.pk, now, exclude_annotator=annotator)
+        k = item_k(campaign, needed)
+        if judged + leased >= k:
             raise SkipRefused(
-                f"Item {item.pk} has its {campaign.judgments_per_item} answers (or holders) already: "
-                "it no longer needs yours."
+                f"Item {item.pk} has its {k} answers (or holders) already: it no longer needs yours."
             )
         # the item in hand goes back to the pool: one item in hand at a time
         Assignment.objects.filter(

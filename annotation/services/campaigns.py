@@ -13,7 +13,7 @@ from django.utils.text import slugify
 from annotation.agreement.services import agreement_headline_compute
 from annotation.answers import ITEM_KINDS
 from annotation.errors import CampaignError
-from annotation.models import Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
+from annotation.models import AdversarialItem, Campaign, CampaignAnnotator, CampaignItem, CampaignStatus, Task
 from annotation.task_types import DataItem, task_spec, task_type
 from core.roles import Actor, signed_in
 from datasets.models import ComVEItem, Explanation, Reason, Schema
@@ -52,15 +52,33 @@ ITEM_FILTERS: dict[str, dict[str, str]] = {
         "run_id": "int",
         "model_name": "str",
     },
+    # items written in an adversarial round (validation)
+    "adversarial": {
+        "round": "int",
+        "status": "str",
+        "validation": "str",
+    },
 }
 
-ITEM_MODELS: dict[str, type[Schema] | type[Reason] | type[ComVEItem] | type[Explanation]] = {
+ITEM_MODELS: dict[
+    str, type[Schema] | type[Reason] | type[ComVEItem] | type[Explanation] | type[AdversarialItem]
+] = {
     "schemas": Schema,
     "reasons": Reason,
     "comve": ComVEItem,
     "explanations": Explanation,
+    "adversarial": AdversarialItem,
 }
-ITEM_FIELD = {"schemas": "schema", "reasons": "reason", "comve": "comve_item", "explanations": "explanation"}
+ITEM_FIELD = {
+    "schemas": "schema",
+    "reasons": "reason",
+    "comve": "comve_item",
+    "explanations": "explanation",
+    "adversarial": "adversarial",
+}
+#: Items someone wrote: the field naming who, copied to ``CampaignItem.author`` so that the
+#: item is never handed to them (a writer never validates their own item).
+ITEM_AUTHOR = {"adversarial": "writer_id"}
 
 
 def _filter_value(kind: str, field_name: str, raw: Any) -> Any:
@@ -202,7 +220,15 @@ def campaign_create(
             if not main_ids:
                 raise CampaignError(f"items: the selection of {items} is empty")
             fk = ITEM_FIELD[items]
-            rows = [CampaignItem(campaign=campaign, **{f"{fk}_id": pk}) for pk in main_ids]
+            authors: dict[int, int] = (
+                dict(qs.filter(pk__in=main_ids).values_list("pk", ITEM_AUTHOR[items]))
+                if items in ITEM_AUTHOR
+                else {}
+            )
+            rows = [
+                CampaignItem(campaign=campaign, author_id=authors.get(pk), **{f"{fk}_id": pk})
+                for pk in main_ids
+            ]
             if gold_set:
                 golds = ITEM_MODELS[items].objects.filter(pk__in=gold_set)
                 found = {g.pk: g for g in golds}

@@ -28,8 +28,8 @@ from annotation.models import (
     JudgmentRevision,
 )
 from annotation.participation import Answered, participation
-from annotation.services.assignment import _item_load
-from annotation.task_types import answer_clean, comve_has_options, task_spec
+from annotation.services.assignment import _item_load, item_k
+from annotation.task_types import TaskType, answer_clean, comve_has_options, task_spec, task_type
 from core.roles import Actor, signed_in
 from datasets.models import ComVEItem
 
@@ -42,6 +42,7 @@ class _LockedItem:
     comve_item_id: int | None
     campaign_id: int
     already: bool  # this annotator has a judgment on it
+    needed: int | None  # the item's own K (None: the campaign's)
 
 
 def _item_locked(item_id: int, annotator: User) -> _LockedItem:
@@ -53,15 +54,31 @@ def _item_locked(item_id: int, annotator: User) -> _LockedItem:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.judgment_count, c.is_gold, c.gold_answer, c.comve_item_id, c.campaign_id,"  # noqa: S608 (table names from the models)
-            f" EXISTS(SELECT 1 FROM {j} x WHERE x.campaign_item_id = c.id AND x.annotator_id = %s)"
+            f" EXISTS(SELECT 1 FROM {j} x WHERE x.campaign_item_id = c.id AND x.annotator_id = %s),"
+            " c.judgments_needed"
             f" FROM {ci} c WHERE c.id = %s{lock}",
             [annotator.pk, item_id],
         )
         row = cursor.fetchone()
     if row is None:
         raise JudgmentRefused("This item does not exist (any more).")
-    count, gold, gold_answer, comve_id, campaign_id, already = row
-    return _LockedItem(int(count), bool(gold), gold_answer, comve_id, int(campaign_id), bool(already))
+    count, gold, gold_answer, comve_id, campaign_id, already, needed = row
+    return _LockedItem(
+        int(count),
+        bool(gold),
+        gold_answer,
+        comve_id,
+        int(campaign_id),
+        bool(already),
+        None if needed is None else int(needed),
+    )
+
+
+def _own_k_follow(kind: TaskType, item_id: int, needed: int | None) -> None:
+    """The item's own K as the task's rule sets it after an answer (ANLI's third vote)."""
+    wanted = kind.judgments_needed(item_id=item_id)
+    if wanted is not None and wanted != needed:
+        CampaignItem.objects.filter(pk=item_id).update(judgments_needed=wanted)
 
 
 @dataclass(frozen=True)
@@ -126,6 +143,8 @@ def judgment_submit(
                     if spec.option_choices
                     else True,
                 )
+                kind = task_type(campaign.task)
+                kind.answer_check(item_id=item_id, answer=answer, text=text, payload=payload)
             except AnswerError as exc:
                 raise JudgmentRefused(str(exc)) from None
             if locked.already:  # a repeat: the same result as the first time
@@ -143,13 +162,13 @@ def judgment_submit(
             elif (
                 lease.status != AssignmentStatus.SUBMITTED and lease.expires_at <= now and not locked.is_gold
             ):
-                judged, others = _item_load(item_id, now, exclude_annotator=annotator)
-                if judged + others >= campaign.judgments_per_item:
+                judged, others, _ = _item_load(item_id, now, exclude_annotator=annotator)
+                if judged + others >= item_k(campaign, locked.needed):
                     raise LeaseExpired(
                         "Your time for this item ran out and other annotators have completed it "
                         "meanwhile, so this answer was not recorded. Please go on with the next item."
                     )
-            if not locked.is_gold and locked.judgment_count >= campaign.judgments_per_item:
+            if not locked.is_gold and locked.judgment_count >= item_k(campaign, locked.needed):
                 raise JudgmentRefused(
                     "This item has all its judgments already; your answer was not recorded."
                 )
@@ -167,6 +186,8 @@ def judgment_submit(
                 lease.status = AssignmentStatus.SUBMITTED
                 lease.save(update_fields=["status"])
             CampaignItem.objects.filter(pk=item_id).update(judgment_count=F("judgment_count") + 1)
+            if not locked.is_gold:
+                _own_k_follow(kind, item_id, locked.needed)
             if locked.is_gold:
                 correct = spec.answer_key(answer, payload) == locked.gold_answer
                 CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
@@ -225,6 +246,7 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
                 payload=vote.payload,
                 has_options=comve_has_options(vote.item.comve_item) if vote.item.comve_item_id else True,
             )
+            task_type(campaign.task).answer_check(item_id=vote.item.pk, answer=a, text=t, payload=p)
         except AnswerError as exc:
             raise JudgmentRefused(f"{where}: {exc}") from None
         cleaned.append((vote, a, t, p))
@@ -247,7 +269,9 @@ def judgment_import(*, campaign: Campaign, votes: Iterable[ImportedVote]) -> int
                 continue
             done.add(pair)
             item = locked[vote.item.pk]
-            if not item.is_gold and item.judgment_count + added[item.pk] >= campaign.judgments_per_item:
+            if not item.is_gold and item.judgment_count + added[item.pk] >= item_k(
+                campaign, item.judgments_needed
+            ):
                 where = vote.where or f"vote {n}"
                 raise JudgmentRefused(f"{where}: item {item.pk} would get more than K judgments")
             added[item.pk] += 1
@@ -330,6 +354,8 @@ def judgment_change(
                 if spec.option_choices
                 else True,
             )
+            kind = task_type(campaign.task)
+            kind.answer_check(item_id=item.pk, answer=answer, text=text, payload=payload)
         except AnswerError as exc:
             raise JudgmentRefused(str(exc)) from None
         if (judgment.answer, judgment.text, judgment.payload) == (answer, text, payload):
@@ -351,4 +377,6 @@ def judgment_change(
                 )
         judgment.answer, judgment.text, judgment.payload = answer, text, payload
         judgment.save(update_fields=["answer", "text", "payload"])
+        if not locked.is_gold:
+            _own_k_follow(kind, item.pk, locked.needed)
         return ChangeResult(judgment, changed=True)

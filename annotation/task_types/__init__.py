@@ -4,6 +4,7 @@
 - ``winowhy``: reason writing, reason plausibility, knowledge type (WinoWhy);
 - ``comve``: ComVE writing, check, rewrite, and the plausibility of a model's explanations;
 - ``adversarial``: Winograd twin pairs and ComVE pairs written with models in the loop.
+- ``validation``: validation of items written with models in the loop (adversarial rounds).
 
 Each class holds its spec (answers, K, instructions: ``annotation.answers.TaskSpec``), its
 template (``templates/annotation/tasks/<task>.html``) and its hooks (``base.TaskType``).
@@ -35,6 +36,7 @@ from annotation.task_types.comve import (
     ExplanationPlausibilityTask,
     comve_has_options,
 )
+from annotation.task_types.validation import AdversarialValidationTask
 from annotation.task_types.winograd import AssociativityTask, SwitchabilityTask
 from annotation.task_types.winowhy import KnowledgeTypeTask, ReasonPlausibilityTask, ReasonWritingTask
 
@@ -70,6 +72,7 @@ TASK_TYPES: dict[str, TaskType] = {
         ExplanationPlausibilityTask(),
         AdversarialWinogradTask(),
         AdversarialComVETask(),
+        AdversarialValidationTask(),
     )
 }
 #: Every task's spec, by name: what the tasks' classes hold.

@@ -34,12 +34,12 @@ from typing import Any, ClassVar
 from django.db import models
 
 from annotation.answers import TaskSpec
-from annotation.models import Campaign, CampaignItem, Judgment
+from annotation.models import AdversarialItem, Campaign, CampaignItem, Judgment
 from datasets.models import ComVEItem, Explanation, Reason, Schema
 from datasets.services import SourceJudgment, WrittenRow
 
 #: A data-set row a campaign works on (the gold answer is read from one).
-DataItem = Schema | Reason | ComVEItem | Explanation
+DataItem = Schema | Reason | ComVEItem | Explanation | AdversarialItem
 #: Values to write on one row: (the row, {field: new value}).
 Update = tuple[models.Model, dict[str, Any]]
 
@@ -182,6 +182,18 @@ class TaskType(ABC):
         """After an aggregation wrote the rows of :attr:`ItemAggregate.written`: ``made``
         maps each source judgment's id to the ids of the rows made from it. Most tasks need
         nothing of it; adversarial writing links its items to their rows."""
+        return None
+
+    def answer_check(self, *, item_id: int, answer: str, text: str, payload: dict[str, Any]) -> None:
+        """What an answer (cleaned by the spec) must agree with in the item itself, e.g. a
+        validator's corrected answer differs from the writer's; raises AnswerError naming
+        the field. Most tasks check everything in their spec: nothing to read here."""
+        return None
+
+    def judgments_needed(self, *, item_id: int) -> int | None:
+        """The item's own K after an answer or a change (inside its transaction, the item
+        locked), when the task's rule asks for more answers than the campaign's K (ANLI's
+        third validator on disagreement); None leaves it as it is."""
         return None
 
     @abstractmethod

@@ -5,8 +5,20 @@ from collections.abc import Callable
 from typing import Any
 
 import factory
+from django.contrib.auth import get_user_model
 
-from annotation.models import Campaign, CampaignItem, Task
+from annotation.models import (
+    AdversarialItem,
+    AdversarialRound,
+    AdversarialStatus,
+    Campaign,
+    CampaignItem,
+    Pipeline,
+    PipelineKind,
+    Task,
+    ValidationRule,
+    Verdict,
+)
 from annotation.services import campaign_create
 from annotation.task_types import task_spec
 from datasets.models import Explanation
@@ -42,12 +54,77 @@ def _explanation() -> Explanation:
     )
 
 
+#: A twin pair as a writer keeps it (WinoGrande's form; docs/adversarial.md).
+TWINS = {
+    "sentence": "The trophy doesn't fit into the suitcase because [it] is too large.",
+    "twin": "The trophy doesn't fit into the suitcase because [it] is too small.",
+    "candidate_a": "the trophy",
+    "candidate_b": "the suitcase",
+    "answer": "A",
+    "twin_answer": "B",
+}
+#: A ComVE pair as a writer keeps it.
+COMVE_PAIR = {
+    "statement_0": "He put a turkey into the fridge.",
+    "statement_1": "He put an elephant into the fridge.",
+    "false_index": 1,
+}
+
+
+def adversarial_round(
+    *,
+    kind: str = PipelineKind.ADVERSARIAL_WINOGRAD,
+    collection: str = "adversarial",
+    number: int | None = None,
+    rule: str = ValidationRule.UNANIMOUS,
+    share_unfooled: float = 0.0,
+) -> AdversarialRound:
+    """A round (and its pipeline row, with no stages) of ``collection``, numbered after its last."""
+    number = number or AdversarialRound.objects.filter(pipeline__collection=collection).count() + 1
+    pipeline = Pipeline.objects.create(name=f"{collection}-round-{number}", kind=kind, collection=collection)
+    return AdversarialRound.objects.create(
+        pipeline=pipeline,
+        number=number,
+        models_in_loop=[{"name": "SmolLM2-135M-Instruct.Q4_1", "sha256": "0" * 64}],
+        method="partial",
+        rule=rule,
+        share_unfooled=share_unfooled,
+    )
+
+
+def adversarial_item(
+    *,
+    round: AdversarialRound | None = None,
+    writer: Any = None,
+    status: str = AdversarialStatus.KEPT,
+    fooled: bool = True,
+    content: dict[str, Any] | None = None,
+) -> AdversarialItem:
+    """A written item as the writing stage leaves it (kept, or retracted, or being written)."""
+    round = round or adversarial_round()
+    if writer is None:
+        n = AdversarialItem.objects.count()
+        writer = get_user_model().objects.create_user(username=f"writer-{round.pk}-{n}", password="pw")
+    if content is None:
+        content = dict(COMVE_PAIR if round.pipeline.kind == PipelineKind.ADVERSARIAL_COMVE else TWINS)
+    return AdversarialItem.objects.create(
+        round=round,
+        writer=writer,
+        status=status,
+        content=content,
+        verdict=Verdict.ONE if fooled else Verdict.NONE,
+        fooled=["SmolLM2-135M-Instruct.Q4_1"] if fooled else [],
+        tries=2 if fooled else 1,
+    )
+
+
 #: One new data-set row of each kind a task works on.
 ITEM_MAKERS: dict[str, Callable[[], Any]] = {
     "schemas": SchemaFactory.create,
     "reasons": ReasonFactory.create,
     "comve": ComVEItemFactory.create,
     "explanations": _explanation,
+    "adversarial": adversarial_item,
 }
 
 
@@ -90,6 +167,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
     # retracting needs none
     Task.ADVERSARIAL_WINOGRAD: {"answer": "retracted"},
     Task.ADVERSARIAL_COMVE: {"answer": "retracted"},
+    Task.ADVERSARIAL_VALIDATION: {"answer": "correct"},
 }
 
 
@@ -118,3 +196,24 @@ def form_fields(task: str) -> dict[str, str]:
         else:
             fields[name] = str(value)
     return fields
+
+
+def adversarial_writing_tasks(monkeypatch: Any) -> None:
+    """The two writing tasks of adversarial rounds (issue 27) are another branch's classes
+    (``annotation.task_types.adversarial``). Until they are registered, a writing-slot task
+    with K = 1 stands in under their names, so that a round's writing campaign can be
+    created; once they are there this does nothing and the tests run on the real ones."""
+    from annotation.answers import TaskSpec
+    from annotation.task_types import TASK_TYPES, TASKS
+    from annotation.task_types.comve import ComVEWritingTask
+
+    for task in (Task.ADVERSARIAL_WINOGRAD, Task.ADVERSARIAL_COMVE):
+        if task in TASK_TYPES:
+            continue
+        stand_in = type(
+            f"StandIn{task.name.title()}",
+            (ComVEWritingTask,),
+            {"name": task, "spec": TaskSpec(task, str(task.label), ("slots",), 1, writes_comve=True)},
+        )()
+        monkeypatch.setitem(TASK_TYPES, task, stand_in)
+        monkeypatch.setitem(TASKS, task, stand_in.spec)

@@ -13,7 +13,7 @@ from annotation.answers import AnswerError
 from annotation.models import CampaignItem, Judgment, Task
 from annotation.task_types import TASK_TYPES, TASKS, AggregatedItem, TaskType, task_type
 from datasets.models import ComVEItem, Explanation, KnowledgeType, Reason
-from tests.annotation.factories import CampaignFactory, campaign_for, form_fields
+from tests.annotation.factories import CampaignFactory, adversarial_item, campaign_for, form_fields
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
 
 #: The adversarial writing tasks (issue 27): their slots read the writer's tries.
@@ -148,7 +148,12 @@ def _item_with_its_relations(name: str) -> tuple[TaskType, CampaignItem, Reason]
     )
     campaign = CampaignFactory.create(name=f"c-{name}", task=name, judgments_per_item=1)
     item = CampaignItem.objects.create(
-        campaign=campaign, schema=reason.schema, reason=reason, comve_item=comve, explanation=explanation
+        campaign=campaign,
+        schema=reason.schema,
+        reason=reason,
+        comve_item=comve,
+        explanation=explanation,
+        adversarial=adversarial_item(),
     )
     definition = task_type(name)
     return definition, CampaignItem.objects.select_related(*definition.item_relations).get(pk=item.pk), reason
@@ -187,6 +192,16 @@ def test_context_shows_the_curator_the_item_in_full_from_its_joined_rows(name, d
     elif name == Task.COMVE_CHECK:
         assert [line.label for line in lines if line.right] == ["Statement 2", "Reason A"]
         assert shown["Answer"].text == "statement 2 is against common sense"
+    elif name == Task.ADVERSARIAL_VALIDATION:  # the written twins, the writer's answers, the models fooled
+        sentence, twin = shown["Sentence"], shown["Twin"]
+        assert (sentence.before, sentence.marked, sentence.text) == (
+            "The trophy doesn't fit into the suitcase because",
+            "it",
+            "is too large.",
+        )
+        assert twin.text == "is too small."
+        assert shown["Writer's answers"].text == "sentence: A (the trophy); twin: B (the suitcase)"
+        assert shown["Fooled"].text == "SmolLM2-135M-Instruct.Q4_1"
     elif name == Task.EXPLANATION_PLAUSIBILITY:
         assert shown["Statement against common sense"].text == "He put an elephant into the fridge."
         assert shown["Explanation by tiny (run #7)"].text == "an elephant is bigger than a fridge."
