@@ -38,6 +38,7 @@ urlpatterns = [
     path("api/", include("datasets.api_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("cloze/", include("evaluation.cloze.urls")),
+    path("adversarial/figures/", include("evaluation.adversarial.figures.urls")),
     path("api/evaluation/", include("evaluation.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
