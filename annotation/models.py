@@ -507,6 +507,21 @@ class StudyLink(models.Model):
     gold_pause_after = models.PositiveSmallIntegerField(
         default=3, help_text="Gold answers seen before the pause rule applies"
     )
+    reward = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="What the platform pays each participant for the study (empty: not recorded); "
+        "the adversarial figures' cost per validated fooling item counts it",
+    )
+    fooling_bonus = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        help_text="Bonus per validated model-fooling item a participant wrote (adversarial writing; "
+        "0: none), added to the payment report's bonus",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -40,7 +40,8 @@ urlpatterns = [
     path("cloze/", include("evaluation.cloze.urls")),
     path("adversarial/", include("evaluation.adversarial.urls")),
     # rounds of adversarial writing: the models in the loop (issue 27)
-    path("evaluation/adversarial/rounds/", include("evaluation.adversarial.rounds.urls")),
+    path("adversarial/rounds/", include("evaluation.adversarial.rounds.urls")),
+    path("adversarial/figures/", include("evaluation.adversarial.figures.urls")),
     path("api/evaluation/", include("evaluation.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

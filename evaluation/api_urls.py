@@ -1,6 +1,7 @@
 from django.urls import path
 
 from evaluation import api
+from evaluation.adversarial.figures import api as adversarial_figures_api
 from evaluation.audit import api as audit_api
 from evaluation.cloze import api as cloze_api
 
@@ -13,6 +14,16 @@ urlpatterns = [
     path("leaderboards/<str:name>/<str:version>/", api.LeaderboardApi.as_view(), name="leaderboard"),
     path("audits/", audit_api.AuditListApi.as_view(), name="audit-list"),
     path("audits/<int:audit_id>/", audit_api.AuditDetailApi.as_view(), name="audit-detail"),
+    path(
+        "adversarial-figures/",
+        adversarial_figures_api.AdversarialCollectionListApi.as_view(),
+        name="adversarial-figures-list",
+    ),
+    path(
+        "adversarial-figures/<str:collection>/",
+        adversarial_figures_api.AdversarialFiguresApi.as_view(),
+        name="adversarial-figures-detail",
+    ),
     path("cloze-runs/", cloze_api.ClozeRunListApi.as_view(), name="cloze-run-list"),
     path("cloze-runs/<int:pk>/", cloze_api.ClozeRunDetailApi.as_view(), name="cloze-run-detail"),
 ]

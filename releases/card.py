@@ -243,6 +243,142 @@ def _field_lines(dataset: str, names: set[str]) -> list[str]:
     return lines
 
 
+# --- adversarial collections (issue 27): the fields their items add, the ANLI splits' files
+
+
+#: The fields an adversarial item adds to its payload (and to ``comve_a.jsonl``'s records).
+ADVERSARIAL_FIELDS = ("round", "models_fooled", "verdict", "votes", "tries", "validation")
+#: The field of a release built with ANLI's splits: train, dev or test.
+SPLIT_FIELD = "adversarial_split"
+#: The files of those splits: ``<base>_<split>.jsonl``, one config ``<base>_splits``.
+_SPLIT_FILE = re.compile(r"^(?P<base>wsc|comve_a)_(?P<split>train|dev|test)\.jsonl$")
+
+
+def hf_configs(file_names: Any) -> list[tuple[str, list[tuple[str | None, str]]]]:
+    """The Hugging Face configs of a release's JSONL files, sorted by name: (config,
+    [(split, file)]). A file is a config of its own (split None: the card's one split), but
+    the split files of ANLI's splits are the splits of one config, ``<base>_splits``."""
+    configs: dict[str, list[tuple[str | None, str]]] = {}
+    for name in sorted(str(n) for n in file_names):
+        if not name.endswith(".jsonl"):
+            continue
+        match = _SPLIT_FILE.match(name)
+        if match:
+            configs.setdefault(f"{match['base']}_splits", []).append((match["split"], name))
+        else:
+            configs[name.removesuffix(".jsonl")] = [(None, name)]
+    order = {"train": 0, "dev": 1, "test": 2}
+    return [
+        (config, sorted(files, key=lambda f: order.get(f[0] or "", -1)))
+        for config, files in sorted(configs.items())
+    ]
+
+
+ANLI_CITATION = """@inproceedings{nie2020adversarial,
+  title={Adversarial {NLI}: A New Benchmark for Natural Language Understanding},
+  author={Nie, Yixin and Williams, Adina and Dinan, Emily and Bansal, Mohit and Weston, Jason and Kiela, Douwe},
+  booktitle={ACL}, year={2020}}"""
+
+
+def adversarial_section(meta: dict[str, Any]) -> CardSection | None:
+    """The card's section on an adversarial collection's protocol (None for other releases):
+    how the items were written and validated, the fields they add, and ANLI's citation."""
+    protocol = meta.get("adversarial_protocol") or {}
+    if not protocol.get("rounds"):
+        return None
+    comve = protocol.get("kind") == "comve"
+    what = (
+        "Written with language models in the loop (adversarial writing, as in ANLI, Nie et al. "
+        "2020): each submission of a writer was scored at once by the round's models with the "
+        "scorers Winnow's evaluation uses"
+        + (
+            " (the papers' perplexity rule: the statement with the higher perplexity is against "
+            "common sense); an item fooled a model when the model picked the wrong statement."
+            if comve
+            else " (a candidate's score by the round's method); an item fooled a model when the model "
+            "chose the wrong candidate on at least one of its two twin sentences."
+        )
+        + " The writer could revise and submit again (every try was kept), keep the item or retract "
+        "it; retracted items are in no release."
+    )
+    how = (
+        "The fooling items (and a share of the others) went to validators, who never validated "
+        "their own items: each answered correct, incorrect (with the corrected answer) or flagged "
+        "(with a reason), by the round's rule below."
+    )
+    fields = (
+        "Adversarial items only (other items have none of these fields): `round` (the round it was "
+        "written in), `models_fooled` (the round's models it fooled), `verdict` (`both`, `one` or "
+        "`none`: twins on which a model was fooled), `votes` (the validators' answers: `correct`, "
+        "`incorrect`, `flagged`), `tries` (submissions to the models) and `validation` (`validated`, "
+        "`pending`, `not_sent`, ...)."
+        + (f" `{SPLIT_FIELD}`: `train`, `dev` or `test` (ANLI's splits)." if meta.get("adversarial") else ""),
+    )
+    return CardSection(
+        title="Adversarial protocol",
+        what=what,
+        how=how,
+        fields=fields,
+        licence=("other", ""),
+        citation=ANLI_CITATION,
+        hf_config=("comve_a" if comve else "wsc") + ("_splits" if meta.get("adversarial") else ""),
+    )
+
+
+def _adversarial_fields(meta: dict[str, Any]) -> tuple[str, ...]:
+    section = adversarial_section(meta)
+    return section.fields if section is not None else ()
+
+
+def adversarial_lines(meta: dict[str, Any]) -> list[str]:
+    """The card's "Adversarial protocol" section: the section's words, the rounds (models by
+    name and SHA-256, method, rule, validators, items) and ANLI's splits when built."""
+    section = adversarial_section(meta)
+    if section is None:
+        return []
+    out = ["", f"## {section.title}", "", section.what, "", section.how, ""]
+    out += [
+        "| round | models (SHA-256) | method | validation rule | validators | kept | fooling | validated |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in meta["adversarial_protocol"]["rounds"]:
+        models = "; ".join(f"{m.get('name', '')} (`{m.get('sha256', '')}`)" for m in r.get("models") or [])
+        out.append(
+            f"| {r.get('number')} | {models or '–'} | {r.get('method') or '–'} | "
+            f"{r.get('rule_text') or r.get('rule')} | {r.get('validators', 0)} | {r.get('kept', 0)} | "
+            f"{r.get('fooling', 0)} | {r.get('validated', 0)} |"
+        )
+    shares = sorted({float(r.get("share_unfooled") or 0) for r in meta["adversarial_protocol"]["rounds"]})
+    out += [
+        "",
+        "Share of kept items that fooled no model sent to validation as well: "
+        + ", ".join(f"{100 * share:g}%" for share in shares)
+        + ".",
+    ]
+    option = meta.get("adversarial")
+    if option:
+        sizes = option.get("sizes") or {}
+        out += [
+            "",
+            "### Splits",
+            "",
+            "Built as ANLI's: only validated items are in this release; `dev` and `test` come only "
+            "from validated items that fooled a model, drawn at random with the seed below, and "
+            "`train` holds every other validated item (those that fooled a model and those that "
+            f"did not). Seed {option.get('seed', 0)}; asked dev {option.get('dev', 0)} and test "
+            f"{option.get('test', 0)} items. Rows per split: "
+            + ", ".join(f"{split} {sizes.get(split, 0)}" for split in ("train", "dev", "test"))
+            + (
+                " (a Winograd item is two rows, its twins, always in the same split)."
+                if section.hf_config.startswith("wsc")
+                else "."
+            )
+            + f' Load them with `load_dataset("path/to/this/folder", "{section.hf_config}", split="dev")`.',
+        ]
+    out += ["", "Cite the protocol's origin:", "", "```bibtex", section.citation, "```"]
+    return out
+
+
 def hf_split(meta: dict[str, Any]) -> str:
     """The split name the card declares for every config."""
     split = str(meta.get("split") or "")
@@ -250,8 +386,9 @@ def hf_split(meta: dict[str, Any]) -> str:
 
 
 def _configs(files: Sequence[_FileLike]) -> list[str]:
-    """The Hugging Face configs of a release: one per JSONL file with records (file stem)."""
-    return [f.name.removesuffix(".jsonl") for f in files if f.name.endswith(".jsonl") and f.items > 0]
+    """The Hugging Face configs of a release: one per JSONL file with records (file stem),
+    an adversarial release's split files one config (``hf_configs``)."""
+    return [config for config, _ in hf_configs(f.name for f in files if f.items > 0)]
 
 
 def _load_lines(configs: list[str]) -> list[str]:
@@ -286,13 +423,10 @@ def _yaml_header(meta: dict[str, Any], files: Sequence[_FileLike]) -> str:
         "- en",
         "configs:",
     ]
-    for index, config in enumerate(_configs(files)):
-        lines += [
-            f"- config_name: {config}",
-            "  data_files:",
-            f"  - split: {hf_split(meta)}",
-            f"    path: {config}.jsonl",
-        ]
+    for index, (config, parts) in enumerate(hf_configs(f.name for f in files if f.items > 0)):
+        lines += [f"- config_name: {config}", "  data_files:"]
+        for split, path in parts:
+            lines += [f"  - split: {split or hf_split(meta)}", f"    path: {path}"]
         if index == 0:
             lines.append("  default: true")
     lines.append("---")
@@ -474,6 +608,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
         "object per line, keys sorted, `null` for unknown. Their fields:",
         "",
         *[f"- {line}" for line in _field_lines(dataset, {f.name for f in files})],
+        *[f"- {line}" for line in _adversarial_fields(meta)],
         "",
         *_load_lines(configs),
         "",
@@ -496,6 +631,7 @@ def render_card(*, meta: dict[str, Any], files: Sequence[_FileLike], stats: dict
     out += ["### Agreement", ""]
     out += agreement_lines(meta.get("agreement_summary") or {})
     out += filter_lines(meta)
+    out += adversarial_lines(meta)
     out += ["", "## Changes", ""]
     previous = meta.get("previous_version")
     counts = (meta.get("diff") or {}).get("counts") or {}

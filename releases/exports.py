@@ -15,18 +15,27 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from releases.card import SOURCE_DIFFERENCE, render_card
+from releases.card import ADVERSARIAL_FIELDS, SOURCE_DIFFERENCE, SPLIT_FIELD, hf_configs, render_card
 from releases.dataset import Dataset
 
 MANIFEST_FORMAT = "winnow-release/1"
 PROGRESS_EVERY = 1000
 
-WSC_FILES = ("wsc.jsonl", "wsc_switchable.jsonl", "wsc_associative.jsonl", "wsc_non_associative.jsonl")
+#: An adversarial release built with ANLI's splits: the lines of each split in a file of its own.
+ADVERSARIAL_SPLITS = ("train", "dev", "test")
+WSC_FILES = (
+    "wsc.jsonl",
+    "wsc_switchable.jsonl",
+    "wsc_associative.jsonl",
+    "wsc_non_associative.jsonl",
+    *(f"wsc_{split}.jsonl" for split in ADVERSARIAL_SPLITS),
+)
 WINOWHY_FILES = ("winowhy.jsonl",)
 COMVE_FILES = (
     "comve_a.jsonl",
     "comve_b.jsonl",
     "comve_c.jsonl",
+    *(f"comve_a_{split}.jsonl" for split in ADVERSARIAL_SPLITS),
     "subtaskA_data.csv",
     "subtaskA_answers.csv",
     "subtaskB_data.csv",
@@ -38,9 +47,10 @@ DATA_FILES = {"wsc": WSC_FILES, "winowhy": WINOWHY_FILES, "comve": COMVE_FILES, 
 
 
 def jsonl_configs(file_names: Iterable[str]) -> list[str]:
-    """The Hugging Face configs of a release's files (config name = JSONL file stem), in the
-    card's order: its data files are those with records."""
-    return sorted(name.removesuffix(".jsonl") for name in file_names if name.endswith(".jsonl"))
+    """The Hugging Face configs of a release's files, in the card's order: one per JSONL file
+    (its stem), but an adversarial release's split files (``wsc_train.jsonl``, ...) are the
+    splits of one config (``wsc_splits``); its data files are those with records."""
+    return [config for config, _ in hf_configs(file_names)]
 
 
 @dataclass
@@ -147,7 +157,9 @@ def winowhy_record(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def comve_a_record(p: dict[str, Any]) -> dict[str, Any]:
-    return {"id": p["id"], "sent0": p["sent0"], "sent1": p["sent1"], "answer": p["false_index"]}
+    # an adversarial item's fields (round, models fooled, votes...) where it has them
+    written = {k: p[k] for k in (*ADVERSARIAL_FIELDS, SPLIT_FIELD) if k in p}
+    return {"id": p["id"], "sent0": p["sent0"], "sent1": p["sent1"], "answer": p["false_index"], **written}
 
 
 def comve_b_record(p: dict[str, Any]) -> dict[str, Any]:
@@ -184,10 +196,21 @@ def _write_wsc(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
         sinks.text("wsc_associative.jsonl", line)
     elif record.get("associative") is False:
         sinks.text("wsc_non_associative.jsonl", line)
+    if record.get(SPLIT_FIELD) in ADVERSARIAL_SPLITS:
+        sinks.text(f"wsc_{record[SPLIT_FIELD]}.jsonl", line)
+    _adversarial_stats(record, stats)
     stats[_SWITCHABLE[record.get("switchable")]] += 1
     stats[_ASSOCIATIVE[record.get("associative")]] += 1
     for kind in record.get("knowledge_types") or []:
         stats["knowledge_type=" + kind] += 1
+
+
+def _adversarial_stats(record: dict[str, Any], stats: Counter) -> None:
+    """Counts of an adversarial item's round and split (other items add none)."""
+    if "round" in record:
+        stats[f"round={record['round']}"] += 1
+    if record.get(SPLIT_FIELD):
+        stats[f"{SPLIT_FIELD}={record[SPLIT_FIELD]}"] += 1
 
 
 def _write_winowhy(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
@@ -199,7 +222,11 @@ def _write_winowhy(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> No
 
 def _write_comve(sinks: _Sinks, payload: dict[str, Any], stats: Counter) -> None:
     if payload.get("has_a"):
-        sinks.line("comve_a.jsonl", comve_a_record(payload))
+        record = comve_a_record(payload)
+        sinks.line("comve_a.jsonl", record)
+        if record.get(SPLIT_FIELD) in ADVERSARIAL_SPLITS:
+            sinks.line(f"comve_a_{record[SPLIT_FIELD]}.jsonl", record)
+        _adversarial_stats(record, stats)
         sinks.row("subtaskA_data.csv", [payload["id"], payload["sent0"], payload["sent1"]])
         sinks.row("subtaskA_answers.csv", [payload["id"], payload["false_index"]])
     if payload.get("has_b"):

@@ -60,6 +60,29 @@ class ReleaseCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="BibTeX, or how to cite it. Left empty, the card keeps what the collection was given.",
     )
+    adversarial = forms.BooleanField(
+        required=False,
+        label="Adversarial splits (ANLI)",
+        help_text="A collection written with models in the loop: only its validated items, dev and test "
+        "only from those that fooled a model, train from every other (docs/adversarial_figures.md).",
+    )
+    adversarial_seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Seed of the splits",
+        help_text="The same seed, the same splits.",
+    )
+    adversarial_dev = forms.IntegerField(
+        required=False, min_value=0, initial=0, label="Dev items", help_text="Validated fooling items in dev."
+    )
+    adversarial_test = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Test items",
+        help_text="Validated fooling items in test.",
+    )
     changelog = forms.CharField(
         label="Changelog",
         required=False,
@@ -127,13 +150,19 @@ class ReleaseCreateForm(forms.Form):
             k: data.get(k) or "" for k in ("name", "dataset", "version", "split", "collection")
         }
         kwargs["label_sources"] = self.label_sources()
+        if data.get("adversarial"):
+            kwargs["adversarial"] = {
+                name: data.get(f"adversarial_{name}") or 0 for name in ("seed", "dev", "test")
+            }
         return kwargs
 
     def fingerprint(self) -> str:
         """What a preview showed ("name|dataset|..."): creating needs the fields to match it."""
         kwargs = self.service_kwargs()
         sources = ",".join(f"{k}={v}" for k, v in kwargs.pop("label_sources").items())
-        return "|".join([*kwargs.values(), *([sources] if sources else [])])
+        option = kwargs.pop("adversarial", None)
+        splits = [",".join(f"{k}={v}" for k, v in option.items())] if option else []
+        return "|".join([*kwargs.values(), *([sources] if sources else []), *splits])
 
 
 class ReleaseCompareForm(forms.Form):

@@ -88,6 +88,10 @@ NOT_IN_THE_DEMO = {
     "releases:release-item",
     "evaluation:audit-detail",  # the demo has no audit (it needs a model worker for minutes)
     "evaluation:audit-table",
+    # no adversarial round in the demo yet (the adversarial demo campaign of ./winnow up
+    # comes with issue 27's demo): the figures' page is checked by its own tests
+    "adversarial-figures:detail",
+    "adversarial-figures:table",
 }
 NOT_A_PAGE_NAMESPACES = {
     "admin",

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors
 from annotation.crowd import selectors as crowd_selectors
-from annotation.crowd.forms import QUALITY_FIELDS, DecisionForm, StudyLinkForm
+from annotation.crowd.forms import PAY_FIELDS, QUALITY_FIELDS, DecisionForm, StudyLinkForm
 from annotation.crowd.platforms import PLATFORMS
 from annotation.crowd.services import study_link_close, study_link_create
 from annotation.crowd.views import pasted_url, payment_report_response
@@ -53,6 +53,7 @@ class StudyLinkOutput(serializers.ModelSerializer):
             "return_code",
             "partial_code",
             *QUALITY_FIELDS,
+            *PAY_FIELDS,
             "participants",
             "finished",
             "created_at",
@@ -97,6 +98,12 @@ class StudyLinkInput(serializers.Serializer):
     min_seconds = serializers.FloatField(required=False, help_text="Answers faster than this are flagged")
     gold_pause_below = serializers.FloatField(required=False)
     gold_pause_after = serializers.IntegerField(required=False)
+    reward = serializers.DecimalField(
+        max_digits=8, decimal_places=2, required=False, help_text="Paid per participant (empty: not recorded)"
+    )
+    fooling_bonus = serializers.DecimalField(
+        max_digits=8, decimal_places=2, required=False, help_text="Bonus per validated model-fooling item"
+    )
 
 
 FORM_ERRORS = OpenApiResponse(
@@ -177,7 +184,21 @@ class ParticipantOutput(serializers.Serializer):
     paused = serializers.BooleanField()
     code = serializers.CharField(help_text="The completion or return code they were given")
     decision = serializers.ChoiceField(choices=PaymentDecision.choices)
-    bonus = serializers.DecimalField(max_digits=8, decimal_places=2)
+    bonus = serializers.DecimalField(
+        max_digits=8, decimal_places=2, help_text="The curator's bonus (set with the decision)"
+    )
+    fooling_validated = serializers.IntegerField(
+        help_text="Adversarial items they wrote that fooled a model and were validated"
+    )
+    fooling_bonus = serializers.DecimalField(
+        max_digits=8, decimal_places=2, help_text="fooling_validated times the link's bonus per such item"
+    )
+    bonus_total = serializers.DecimalField(
+        max_digits=8, decimal_places=2, help_text="bonus + fooling_bonus: the payment report's bonus"
+    )
+    reward = serializers.DecimalField(
+        max_digits=8, decimal_places=2, allow_null=True, help_text="The link's reward (null: not recorded)"
+    )
     note = serializers.CharField()
 
 

@@ -31,6 +31,9 @@ QUALITY_FIELDS = (
     "gold_pause_after",
 )
 
+#: The study link's pay as the payment records know it (adversarial writing's bonus).
+PAY_FIELDS = ("reward", "fooling_bonus")
+
 
 def _refusal_on_field(form: forms.Form, error: AnnotationError, field: str) -> None:
     """A service's refusal ("screening items: ...") under the form's field ``field``, as
@@ -117,6 +120,24 @@ class StudyLinkForm(forms.Form):
         label="after gold answers",
         help_text="Gold answers seen before pausing applies.",
     )
+    reward = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        decimal_places=2,
+        label="Reward per participant",
+        help_text="What the platform pays each participant, in its currency (empty: not recorded; "
+        "the adversarial figures count it in the cost per validated fooling item).",
+    )
+    fooling_bonus = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        decimal_places=2,
+        label="Bonus per validated fooling item",
+        help_text="Adversarial writing: paid per item the participant wrote that fooled a model and "
+        "that validators confirmed; the payment report adds it to their bonus (empty: none).",
+    )
 
     def service_kwargs(self) -> dict[str, Any]:
         """``study_link_create``'s arguments (but the campaign and the user): an expiry
@@ -134,6 +155,7 @@ class StudyLinkForm(forms.Form):
             "return_code": d["return_code"],
             "partial_code": d["partial_code"],
             **{f: d[f] for f in QUALITY_FIELDS if d[f] is not None},
+            **{f: d[f] for f in PAY_FIELDS if d[f] is not None},
         }
 
     def add_refusal(self, error: AnnotationError) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import (
+    AdversarialItem,
+    AdversarialStatus,
     Campaign,
     CampaignAnnotator,
     Judgment,
@@ -18,6 +20,8 @@ from annotation.models import (
     ParticipantState,
     PaymentDecision,
     StudyLink,
+    ValidationStatus,
+    Verdict,
 )
 from annotation.task_types import task_spec
 
@@ -47,6 +51,33 @@ def study_links_counted(*, campaign: Campaign) -> QuerySet[StudyLink]:
         )
         .order_by("pk")
     )
+
+
+def validated_fooling_counts(*, users: set[int]) -> Counter[int]:
+    """Per writer (user id): the adversarial items they wrote that were kept, fooled at least
+    one model of their round (verdict both or one) and were validated correct: what a study
+    link's ``fooling_bonus`` pays for."""
+    return Counter(
+        AdversarialItem.objects.filter(
+            writer_id__in=users,
+            status=AdversarialStatus.KEPT,
+            verdict__in=[Verdict.BOTH, Verdict.ONE],
+            validation=ValidationStatus.VALIDATED,
+        ).values_list("writer_id", flat=True)
+    )
+
+
+def participant_pay(participant: Participant, *, fooling: int) -> dict[str, Any]:
+    """What the payment records give a participant: the curator's bonus, the bonus for
+    ``fooling`` validated fooling items at their link's rate, the two added (the bonus the
+    platform pays), and the link's reward when one is recorded (None otherwise)."""
+    fooling_bonus = (participant.link.fooling_bonus * fooling).quantize(Decimal("0.01"))
+    return {
+        "fooling_validated": fooling,
+        "fooling_bonus": fooling_bonus,
+        "bonus_total": (participant.bonus + fooling_bonus).quantize(Decimal("0.01")),
+        "reward": participant.link.reward,
+    }
 
 
 def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
@@ -84,6 +115,7 @@ def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
                 continue  # no unique majority among the others
             compared[user_id] += 1
             agree[user_id] += int(answer == top)
+    fooling = validated_fooling_counts(users=users)
     members = {
         m.annotator_id: m for m in CampaignAnnotator.objects.filter(campaign=campaign, annotator_id__in=users)
     }
@@ -116,6 +148,7 @@ def participant_rows(*, campaign: Campaign) -> list[dict[str, Any]]:
                 "code": participant_code(p),
                 "decision": p.decision,
                 "bonus": p.bonus,
+                **participant_pay(p, fooling=fooling[p.user_id]),
                 "note": p.decision_note,
             }
         )
@@ -142,9 +175,14 @@ REPORT_COLUMNS = (
     "paused",
     "code",
     "decision",
+    "fooling_validated",
+    "fooling_bonus",
     "bonus",
     "note",
 )
+#: The report's ``bonus`` is what the platform pays on top: the curator's bonus plus the
+#: bonus per validated fooling item (the participants' page shows the two apart).
+REPORT_SOURCES = {"bonus": "bonus_total"}
 
 
 def _cell(value: Any) -> str:
@@ -165,13 +203,17 @@ def payment_report(*, campaign: Campaign, kind: str) -> tuple[list[str] | None, 
     file MTurk's "Upload CSV" reads, "x" to approve, the reason to reject)."""
     rows = participant_rows(campaign=campaign)
     if kind == "all":
-        return list(REPORT_COLUMNS), [[_cell(r[c]) for c in REPORT_COLUMNS] for r in rows]
+        return list(REPORT_COLUMNS), [
+            [_cell(r[REPORT_SOURCES.get(c, c)]) for c in REPORT_COLUMNS] for r in rows
+        ]
     prolific = [r for r in rows if r["platform"] == "prolific"]
     if kind == "prolific-approve":
         return None, [[r["external_id"]] for r in prolific if r["decision"] == PaymentDecision.APPROVE]
     if kind == "prolific-bonus":
         return None, [
-            [r["external_id"], f"{Decimal(r['bonus']):.2f}"] for r in prolific if Decimal(r["bonus"]) > 0
+            [r["external_id"], f"{Decimal(r['bonus_total']):.2f}"]
+            for r in prolific
+            if Decimal(r["bonus_total"]) > 0
         ]
     if kind == "mturk":
         mturk = [r for r in rows if r["platform"] == "mturk" and r["decision"] != PaymentDecision.PENDING]

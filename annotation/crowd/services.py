@@ -116,6 +116,8 @@ def study_link_create(
     min_seconds: float = 0.0,
     gold_pause_below: float = 0.0,
     gold_pause_after: int = 3,
+    reward: Decimal | str | int | None = None,
+    fooling_bonus: Decimal | str | int = 0,
     user: Actor | None = None,
 ) -> StudyLink:
     """Open ``campaign`` to ``platform``; the link to paste is :func:`study_link_path`.
@@ -125,8 +127,13 @@ def study_link_create(
     ``batch_size`` real items (0: until none is left) comes the completion code, and who
     ends before gets the ``partial_code`` (empty: the return code); answers
     faster than ``min_seconds`` are flagged; a participant whose gold accuracy falls below
-    ``gold_pause_below`` (after ``gold_pause_after`` gold answers) is paused."""
+    ``gold_pause_below`` (after ``gold_pause_after`` gold answers) is paused. ``reward``:
+    what the platform pays each participant (None: not recorded); ``fooling_bonus``: the
+    bonus per validated model-fooling item a participant writes (adversarial writing), which
+    the payment report adds to their bonus."""
     _refuse_unless_curator(user)
+    reward_amount = None if reward in (None, "") else _amount("reward", reward)
+    fooling_amount = _amount("fooling bonus", fooling_bonus or 0)
     platform_spec(platform)
     if not consent.strip():
         raise AnnotationError("consent: write what participants agree to (the study, its use, pay, contact)")
@@ -167,8 +174,21 @@ def study_link_create(
         min_seconds=min_seconds,
         gold_pause_below=gold_pause_below,
         gold_pause_after=max(1, gold_pause_after),
+        reward=reward_amount,
+        fooling_bonus=fooling_amount,
         created_by=account_of(user),
     )
+
+
+def _amount(name: str, value: Decimal | str | int | float) -> Decimal:
+    """A sum of money in the platform's currency, 0 to 1000 with two decimals."""
+    try:
+        amount = Decimal(str(value)).quantize(Decimal("0.01"))
+    except (InvalidOperation, ValueError):
+        raise AnnotationError(f"{name}: {value!r} is not an amount") from None
+    if not Decimal(0) <= amount <= Decimal(1000):
+        raise AnnotationError(f"{name}: between 0 and 1000")
+    return amount
 
 
 def study_link_close(*, link: StudyLink, user: Actor | None = None) -> StudyLink:

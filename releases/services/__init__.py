@@ -58,6 +58,7 @@ from releases.services.build import (
     release_payloads,
 )
 from releases.services.common import BATCH, release_folder, release_meta, require_curator
+from releases.shapes import adversarial as adversarial_shape
 from releases.shapes import shape_for
 
 logger = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ def _release_request(
     split: str,
     collection: str,
     label_sources: dict[str, str] | None = None,
+    adversarial: dict[str, Any] | None = None,
 ) -> ReleaseRequest:
     """The checked request, or ReleaseValidationError naming the input at fault."""
     if not name or slugify(name) != name:
@@ -179,6 +181,15 @@ def _release_request(
         )
     if collection:
         selection["collection"] = collection
+    if adversarial is not None:  # ANLI's splits from the validated items only
+        if dataset not in (ReleaseDataset.WSC, ReleaseDataset.COMVE):
+            raise ReleaseValidationError(
+                f"the adversarial option applies to wsc and comve releases, not to {dataset}",
+                field="adversarial",
+            )
+        selection["adversarial"] = adversarial_shape.option_check(
+            collection=collection, comve=dataset == ReleaseDataset.COMVE, option=adversarial
+        )
     choice = {k: v for k, v in (label_sources or {}).items() if v}
     if choice:
         selection["label_sources"] = dict(sorted(choice.items()))
@@ -257,6 +268,7 @@ def release_create_preview(
     split: str = "",
     collection: str = "",
     label_sources: dict[str, str] | None = None,
+    adversarial: dict[str, Any] | None = None,
     user: Actor | None = None,
 ) -> ReleasePreview:
     """The counts and the diff against the previous version that ``release_create`` with
@@ -269,6 +281,7 @@ def release_create_preview(
         split=split,
         collection=collection,
         label_sources=label_sources,
+        adversarial=adversarial,
     )
     _refuse_taken(request)
     previous = release_previous(name=name, key=request.key)
@@ -314,6 +327,7 @@ def release_create(
     collection_card: dict[str, str] | None = None,
     user: Actor | None = None,
     filtered: "FilteredFrom | None" = None,
+    adversarial: dict[str, Any] | None = None,
 ) -> Release:
     """A draft release freezing the current items of ``dataset``; its files are built after
     commit. ``label_sources``: per label, the source its items take it from ("import", the
@@ -322,7 +336,9 @@ def release_create(
     values keep the collection's), saved on the collection and frozen into the card.
     ``filtered``: a filtered release beside a full one (an audit's AfLite): its removed items
     are left out, its card states the filter and its diff is against the full release,
-    naming every removed item."""
+    naming every removed item. ``adversarial``: {seed, dev, test}: the splits as ANLI built
+    them, from the collection's validated adversarial items only (releases.shapes.adversarial);
+    a release of an adversarial collection states its protocol in the card either way."""
     require_curator(user, "create")
     request = _release_request(
         name=name,
@@ -331,6 +347,7 @@ def release_create(
         split=split,
         collection=collection,
         label_sources=label_sources,
+        adversarial=adversarial,
     )
     major, minor, patch = request.key
     split, selection = request.split, request.selection
@@ -362,9 +379,12 @@ def release_create(
         batch: list[ReleaseItem] = []
         labels = snapshot.LabelChoice(dataset, selection)
         per_label: list[dict[str, str]] = []
+        sizes: dict[str, int] = {}
         for key, payload, sources in snapshot.item_records(dataset, selection, labels=labels):
             if key in removed:
                 continue
+            if "adversarial_split" in payload:
+                sizes[payload["adversarial_split"]] = sizes.get(payload["adversarial_split"], 0) + 1
             batch.append(
                 ReleaseItem(
                     release=release,
@@ -393,6 +413,7 @@ def release_create(
         release.sources = snapshot.source_files(dataset, selection)
         release.agreement_summary = _agreement_summary(dataset, selection)
         release.label_sources = labels.summary(per_label)
+        release.selection = _adversarial_facts(dataset, release.selection, sizes)
         own = snapshot.own_collection(dataset, selection)
         if own:
             card = collection_card or {}
@@ -403,6 +424,23 @@ def release_create(
         release.save()
         _queue_build_on_commit(release.pk)
     return release
+
+
+def _adversarial_facts(dataset: str, selection: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
+    """The selection with what the card states of an adversarial collection, frozen: the
+    rounds' protocol and, with the adversarial option, the rows per split."""
+    protocol = adversarial_shape.protocol(
+        str(selection.get("collection") or ""), comve=dataset == ReleaseDataset.COMVE
+    )
+    if protocol is None:
+        return selection
+    out = {**selection, "adversarial_protocol": protocol}
+    if selection.get("adversarial"):
+        out["adversarial"] = {
+            **selection["adversarial"],
+            "sizes": {split: sizes.get(split, 0) for split in adversarial_shape.SPLITS},
+        }
+    return out
 
 
 @dataclass(frozen=True)

@@ -38,4 +38,10 @@ def release_meta(release: Release) -> dict[str, Any]:
         "collection_card": release.collection_card or {},
         # a filtered release (an audit's AfLite) states its filter; other releases' meta is unchanged
         **({"filter": release.selection["filter"]} if (release.selection or {}).get("filter") else {}),
+        # an adversarial collection's release states its protocol (and its ANLI splits)
+        **{
+            key: release.selection[key]
+            for key in ("adversarial_protocol", "adversarial")
+            if (release.selection or {}).get(key)
+        },
     }

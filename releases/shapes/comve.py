@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from datasets.models import COMVE_CONTENT_FIELDS, ComVEItem
 from releases.card import CARD_SECTIONS
 from releases.dataset import Dataset
+from releases.shapes import adversarial
 from releases.shapes.base import CHUNK, ReleaseShape, Row, Selection
 
 
@@ -17,10 +18,14 @@ def comve_queryset(dataset: str, selection: Selection) -> QuerySet[ComVEItem]:
     qs = ComVEItem.objects.filter(dataset=dataset, collection=selection.get("collection") or "")
     if selection.get("split"):
         qs = qs.filter(split=selection["split"])
+    if selection.get("adversarial") and selection.get("collection"):  # only the validated items
+        qs = qs.filter(id__in=list(adversarial.row_fields(selection["collection"], selection, comve=True)))
     return qs
 
 
 def _rows(dataset: str, selection: Selection) -> Iterator[Row]:
+    # the adversarial items' fields (round, models fooled, votes, tries...); others add none
+    written = adversarial.row_fields(str(selection.get("collection") or ""), selection, comve=True)
     rows = (
         comve_queryset(dataset, selection)
         .order_by("split", "id")
@@ -65,6 +70,7 @@ def _rows(dataset: str, selection: Selection) -> Iterator[Row]:
                 "has_c": bool(r["has_c"]),
                 **own_c,
                 **own_collection,
+                **adversarial.copied(written.get(r["id"])),
             },
             {"comve_item": r["id"]},
         )

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from datasets.models import Schema
 from releases.card import CARD_SECTIONS
 from releases.dataset import Dataset
+from releases.shapes import adversarial
 from releases.shapes.base import (
     CHUNK,
     ReleaseShape,
@@ -23,7 +24,12 @@ def schema_queryset(selection: Selection) -> QuerySet[Schema]:
     """The selection's collection; without one, every collection of the public sets (a
     curator's own items are released only under their collection's name)."""
     if selection.get("collection"):
-        return Schema.objects.filter(collection=selection["collection"])
+        schemas = Schema.objects.filter(collection=selection["collection"])
+        if selection.get("adversarial"):  # only the validated items' schemas
+            return schemas.filter(
+                id__in=list(adversarial.row_fields(selection["collection"], selection, comve=False))
+            )
+        return schemas
     return Schema.objects.exclude(collection__in=own_collections())
 
 
@@ -32,6 +38,8 @@ def _queryset(dataset: str, selection: Selection) -> QuerySet[Schema]:
 
 
 def _rows(dataset: str, selection: Selection) -> Iterator[Row]:
+    # the adversarial items' fields (round, models fooled, votes, tries...); others add none
+    written = adversarial.row_fields(str(selection.get("collection") or ""), selection, comve=False)
     rows = (
         schema_queryset(selection)
         .order_by("collection", "id")
@@ -76,6 +84,7 @@ def _rows(dataset: str, selection: Selection) -> Iterator[Row]:
                 "switchable": bool_or_none(r["switchable"]),
                 "associative": bool_or_none(r["associative"]),
                 "knowledge_types": sorted(r["knowledge_types"] or []),
+                **adversarial.copied(written.get(r["id"])),
             },
             {"schema": r["id"]},
         )

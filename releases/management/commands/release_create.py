@@ -36,6 +36,19 @@ class Command(BaseCommand):
             "(repeat for several labels; docs/releases.md, 'Label sources')",
         )
         parser.add_argument(
+            "--adversarial",
+            action="store_true",
+            help="An adversarial collection: only its validated items, in ANLI's splits (dev and test only "
+            "from validated fooling items, train from every other; docs/adversarial_figures.md)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="With --adversarial: the splits' seed")
+        parser.add_argument(
+            "--dev", type=int, default=0, help="With --adversarial: validated fooling items in dev"
+        )
+        parser.add_argument(
+            "--test", type=int, default=0, help="With --adversarial: validated fooling items in test"
+        )
+        parser.add_argument(
             "--build-now", action="store_true", help="Build the files in this process, not a worker"
         )
         add_user_argument(parser)
@@ -57,6 +70,9 @@ class Command(BaseCommand):
                 changelog=options["changelog"],
                 collection=options["collection"],
                 label_sources=label_sources,
+                adversarial={"seed": options["seed"], "dev": options["dev"], "test": options["test"]}
+                if options["adversarial"]
+                else None,
                 user=user,
             )
             if options["build_now"]:
@@ -68,3 +84,6 @@ class Command(BaseCommand):
             f"created {release.ref} ({release.dataset}, {release.item_count} items, draft); "
             f"vs {release.previous_version or 'nothing'}: {counts}; files: {release.build_status}"
         )
+        sizes = (release.selection.get("adversarial") or {}).get("sizes")
+        if sizes:
+            self.stdout.write("ANLI splits (rows): " + ", ".join(f"{k} {v}" for k, v in sizes.items()))

@@ -1,0 +1,86 @@
+"""The adversarial figures' pages: the collections with rounds, and one collection's
+figures per writer, round, model and the whole collection (tables and charts, each table
+downloadable as CSV and JSON from the same frame)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from core.charts import bar_chart
+from core.downloads import table_download
+from core.roles import role_required
+from core.tables import frame_records
+from evaluation.adversarial.figures import frames, selectors
+from evaluation.adversarial.figures.permissions import FIGURES_ONLY, user_can_see_adversarial_figures
+
+TITLES = {
+    "collection": "The collection",
+    "round": "Per round",
+    "model": "Per model",
+    "writer": "Per writer",
+}
+
+
+def _cell(column: str, value: Any) -> str:
+    """A cell as the page writes it (the downloads keep full precision)."""
+    if value is None:
+        return "–"
+    if column in frames.RATES:
+        return f"{100 * float(value):.1f}%"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+@role_required(user_can_see_adversarial_figures, FIGURES_ONLY)
+def figures_index(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "evaluation/adversarial_figures_index.html",
+        {"collections": selectors.adversarial_collections()},
+    )
+
+
+@role_required(user_can_see_adversarial_figures, FIGURES_ONLY)
+def figures_detail(request: HttpRequest, collection: str) -> HttpResponse:
+    rounds = selectors.collection_rounds(collection=collection)
+    tables = selectors.collection_figures(collection=collection)
+    sections = []
+    for level in ("collection", "round", "model", "writer"):
+        frame = tables[level]
+        columns = [str(c) for c in frame.columns]
+        rows = [[_cell(c, record[c]) for c in columns] for record in frame_records(frame)]
+        charts = []
+        if level != "collection" and not frame.empty:
+            groups, series = frames.chart_series(
+                frame, level, ("model_error_rate", "validated_model_error_rate")
+            )
+            charts.append(
+                bar_chart(
+                    groups=groups,
+                    series=series,
+                    chart_id=f"rates-{level}",
+                    title=f"Model error rates {TITLES[level].lower()}",
+                    y_label="share of kept items",
+                    percent=True,
+                    y_max=1.0,
+                )
+            )
+        sections.append(
+            {"level": level, "title": TITLES[level], "columns": columns, "rows": rows, "charts": charts}
+        )
+    context = {"collection": collection, "rounds": rounds, "sections": sections}
+    return render(request, "evaluation/adversarial_figures.html", context)
+
+
+@role_required(user_can_see_adversarial_figures, FIGURES_ONLY)
+def figures_table(request: HttpRequest, collection: str, level: str, fmt: str) -> HttpResponse:
+    if level not in frames.LEVELS:
+        raise Http404("no such table")
+    selectors.collection_rounds(collection=collection)  # a 404 without rounds
+    frame = selectors.collection_figures(collection=collection)[level]
+    meta = {"collection": collection, "level": level, "definitions": "docs/adversarial_figures.md"}
+    return table_download(frame, stem=f"adversarial-{collection}-{level}", fmt=fmt, meta=meta)
