@@ -16,7 +16,10 @@ class Task(models.TextChoices):
     COMVE_CHECK = "comve_check", "ComVE check (ComVE 3.1)"
     COMVE_REWRITE = "comve_rewrite", "ComVE rewrite (ComVE 3.1)"
     EXPLANATION_PLAUSIBILITY = "explanation_plausibility", "Explanation plausibility (ComVE subtask C)"
-    ADVERSARIAL_WINOGRAD = "adversarial_winograd", "Adversarial twin writing (WinoGrande form, models in the loop)"
+    ADVERSARIAL_WINOGRAD = (
+        "adversarial_winograd",
+        "Adversarial twin writing (WinoGrande form, models in the loop)",
+    )
     ADVERSARIAL_COMVE = "adversarial_comve", "Adversarial ComVE pair writing (models in the loop)"
     ADVERSARIAL_VALIDATION = "adversarial_validation", "Validation of written adversarial items (ANLI)"
 
@@ -232,7 +235,10 @@ class AgreementHeadline(models.Model):
 class PipelineKind(models.TextChoices):
     WINOWHY = "winowhy", "WinoWhy (Zhang et al. 2020, section 2)"
     COMVE = "comve", "ComVE (SemEval-2020 Task 4 proposal, section 3)"
-    ADVERSARIAL_WINOGRAD = "adversarial_winograd", "Adversarial Winograd twins (models in the loop, ANLI/WinoGrande)"
+    ADVERSARIAL_WINOGRAD = (
+        "adversarial_winograd",
+        "Adversarial Winograd twins (models in the loop, ANLI/WinoGrande)",
+    )
     ADVERSARIAL_COMVE = "adversarial_comve", "Adversarial ComVE pairs (models in the loop, ANLI)"
 
 
@@ -358,7 +364,9 @@ class AdversarialItem(models.Model):
     assignment = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="adversarial_item"
     )
-    status = models.CharField(max_length=10, choices=AdversarialStatus.choices, default=AdversarialStatus.WRITING)
+    status = models.CharField(
+        max_length=10, choices=AdversarialStatus.choices, default=AdversarialStatus.WRITING
+    )
     content = models.JSONField(default=dict, blank=True, help_text="The kept try's content")
     verdict = models.CharField(max_length=5, choices=Verdict.choices, blank=True)
     fooled = models.JSONField(default=list, blank=True, help_text="Names of the round's models it fooled")
@@ -366,11 +374,15 @@ class AdversarialItem(models.Model):
     seconds = models.FloatField(null=True, blank=True, help_text="From the first try to keep or retract")
     schema = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     twin = models.ForeignKey(Schema, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    comve_item = models.ForeignKey(ComVEItem, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    comve_item = models.ForeignKey(
+        ComVEItem, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     validation = models.CharField(
         max_length=10, choices=ValidationStatus.choices, default=ValidationStatus.NOT_SENT
     )
-    votes = models.JSONField(default=dict, blank=True, help_text="Validation answers by key: {correct: n, ...}")
+    votes = models.JSONField(
+        default=dict, blank=True, help_text="Validation answers by key: {correct: n, ...}"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True, help_text="Kept or retracted at")
     validated_at = models.DateTimeField(null=True, blank=True)
@@ -396,7 +408,9 @@ class AdversarialTry(models.Model):
     content = models.JSONField(help_text="What the writer submitted")
     status = models.CharField(max_length=10, choices=TryStatus.choices, default=TryStatus.QUEUED)
     verdicts = models.JSONField(
-        default=dict, blank=True, help_text="Per model: its choice, scores and margin on each twin, and its verdict"
+        default=dict,
+        blank=True,
+        help_text="Per model: its choice, scores and margin on each twin, and its verdict",
     )
     verdict = models.CharField(max_length=5, choices=Verdict.choices, blank=True)
     error = models.TextField(blank=True)
@@ -405,7 +419,9 @@ class AdversarialTry(models.Model):
 
     class Meta:
         ordering = ["item_id", "number"]
-        constraints = [models.UniqueConstraint(fields=["item", "number"], name="adversarialtry_unique_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "number"], name="adversarialtry_unique_number")
+        ]
 
     def __str__(self) -> str:
         return f"try {self.number} of adversarial item {self.item_id} ({self.status})"
