@@ -71,6 +71,7 @@ NOT_A_PAGE = {
     "annotation:campaign-agreement-compute",
     "annotation:campaign-reopen",
     "annotation:campaign-skip",
+    "annotation:campaign-lower-k",
     "annotation:item-adjudicate",
     "annotation:item-change",
     "annotation:pipeline-advance",

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import F, IntegerField, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import AssignmentStatus, Campaign, CampaignAnnotator, CampaignItem, CampaignStatus
@@ -24,6 +25,9 @@ class OutOfReach:
     item_ids: list[int]
     #: of those, items someone skipped (they can reopen them)
     skipped: int
+    #: the most judgments every one of them can still reach (judgments, live leases and
+    #: annotators left): the K to lower them to so that none is stranded
+    reachable: int = 0
 
     def __bool__(self) -> bool:
         return bool(self.item_ids)
@@ -38,7 +42,8 @@ def items_out_of_reach(*, campaign: Campaign, now: datetime | None = None) -> Ou
 def items_out_of_reach_many(
     *, campaigns: Sequence[Campaign], now: datetime | None = None
 ) -> dict[int, OutOfReach]:
-    """Per active campaign, its regular items that cannot get their K judgments from the
+    """Per active campaign, its regular items that cannot get their K judgments (the item's
+    own ``judgments_needed`` where a curator lowered it, else the campaign's) from the
     annotators there are: judgments + live leases + annotators who may still be given the
     item (holders of the annotator role, not paused there, with no assignment on it: an
     annotator gets an item once; a skip or a lapsed lease uses that once) < K. Four
@@ -48,27 +53,26 @@ def items_out_of_reach_many(
     active = {c.pk: c for c in campaigns if c.status == CampaignStatus.ACTIVE}
     if not active:
         return out
-    k_of = {pk: c.judgments_per_item for pk, c in active.items()}
-    # the items still needing judgments, each with its assignments (one row per assignment)
-    pending: dict[int, tuple[int, int]] = {}
+    # the items still needing judgments, each with its K and assignments (one row per assignment)
+    pending: dict[int, tuple[int, int, int]] = {}
     holders: dict[int, set[int]] = defaultdict(set)
     live: Counter[int] = Counter()
     skipped_items: set[int] = set()
-    for pk, campaign_id, judged, annotator_id, status, expires_at in (
-        CampaignItem.objects.filter(
-            campaign_id__in=list(active), is_gold=False, judgment_count__lt=F("campaign__judgments_per_item")
-        )
+    for pk, campaign_id, judged, k, annotator_id, status, expires_at in (
+        CampaignItem.objects.annotate(k=Coalesce("judgments_needed", "campaign__judgments_per_item"))
+        .filter(campaign_id__in=list(active), is_gold=False, judgment_count__lt=F("k"))
         .order_by()
         .values_list(
             "pk",
             "campaign_id",
             "judgment_count",
+            "k",
             "assignments__annotator_id",
             "assignments__status",
             "assignments__expires_at",
         )
     ):
-        pending[pk] = (campaign_id, judged)
+        pending[pk] = (campaign_id, judged, k)
         if annotator_id is None:
             continue
         holders[pk].add(annotator_id)
@@ -99,10 +103,15 @@ def items_out_of_reach_many(
         else:
             paused[campaign_id].add(annotator_id)
     stuck: dict[int, list[int]] = defaultdict(list)
-    for item_id, (campaign_id, judged) in sorted(pending.items()):
+    reach_of: dict[int, int] = {}
+    for item_id, (campaign_id, judged, k) in sorted(pending.items()):
         eligible = len(pool - paused[campaign_id] - holders[item_id])
-        if judged + live[item_id] + eligible < k_of[campaign_id]:
+        reach = judged + live[item_id] + eligible
+        if reach < k:
             stuck[campaign_id].append(item_id)
+            reach_of[campaign_id] = min(reach, reach_of.get(campaign_id, reach))
     for campaign_id, ids in stuck.items():
-        out[campaign_id] = OutOfReach(item_ids=ids, skipped=len(skipped_items.intersection(ids)))
+        out[campaign_id] = OutOfReach(
+            item_ids=ids, skipped=len(skipped_items.intersection(ids)), reachable=reach_of[campaign_id]
+        )
     return out
