@@ -109,7 +109,8 @@ def campaign_lower_k(request: HttpRequest, name: str) -> HttpResponse:
         messages.success(
             request,
             f"K lowered to {k} for {changed} item{pluralize(changed)} of {campaign.name} "
-            f"({', '.join(map(str, stranded.item_ids[:20]))}{', …' if len(stranded.item_ids) > 20 else ''}).",
+            f"(item{pluralize(changed)} {', '.join(map(str, stranded.item_ids[:20]))}"
+            f"{', …' if len(stranded.item_ids) > 20 else ''}).",
         )
     return redirect(back)
 
