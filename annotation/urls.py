@@ -22,6 +22,7 @@ urlpatterns = [
     path("campaigns/<slug:name>/items/<int:item_id>/answer/", views.campaign_item_change, name="item-change"),
     path("campaigns/<slug:name>/curate/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<slug:name>/aggregate/", views.campaign_aggregate, name="campaign-aggregate"),
+    path("campaigns/<slug:name>/lower-k/", views.campaign_lower_k, name="campaign-lower-k"),
     path("campaigns/<slug:name>/adjudicate/", views.campaign_adjudicate, name="campaign-adjudicate"),
     path(
         "campaigns/<slug:name>/agreement/compute/",

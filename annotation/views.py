@@ -7,8 +7,9 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
-from django.utils.http import urlencode
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import push_url
 
@@ -68,7 +69,7 @@ def curator_dashboard(request: HttpRequest) -> HttpResponse:
     last computed, and the items awaiting review."""
     rows = selectors.campaign_overview(user=request.user)
     reach = selectors.items_out_of_reach_many(campaigns=[row.campaign for row in rows])
-    stuck = {row.campaign.name: reach[row.campaign.pk] for row in rows if reach[row.campaign.pk]}
+    stuck = [(row.campaign, reach[row.campaign.pk]) for row in rows if reach[row.campaign.pk]]
     return render(
         request,
         "annotation/dashboard.html",
@@ -79,6 +80,39 @@ def curator_dashboard(request: HttpRequest) -> HttpResponse:
             "active": sum(1 for r in rows if r.campaign.status == "active"),
         },
     )
+
+
+@role_required(user_can_curate, CURATORS_ONLY)
+@require_POST
+def campaign_lower_k(request: HttpRequest, name: str) -> HttpResponse:
+    """Lower K for the campaign's items that can no longer reach it with the annotators
+    left (found again now, not taken from the page), then back to the page that offered it
+    (the pipeline's or the dashboard)."""
+    campaign = selectors.campaign_get(user=request.user, name=name)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("annotation:dashboard")
+    stranded = selectors.items_out_of_reach(campaign=campaign)
+    try:
+        k = int(request.POST.get("k", ""))
+    except ValueError:
+        messages.error(request, "K: give a whole number.")
+        return redirect(back)
+    if not stranded:
+        messages.info(request, f"No item of {campaign.name} is out of reach now: nothing to lower.")
+        return redirect(back)
+    try:
+        changed = services.items_k_lower(campaign=campaign, item_ids=stranded.item_ids, k=k)
+    except services.CampaignError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"K lowered to {k} for {changed} item{pluralize(changed)} of {campaign.name} "
+            f"(item{pluralize(changed)} {', '.join(map(str, stranded.item_ids[:20]))}"
+            f"{', …' if len(stranded.item_ids) > 20 else ''}).",
+        )
+    return redirect(back)
 
 
 @role_required(user_can_curate, CURATORS_ONLY)

@@ -109,6 +109,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                 if k in by_key
             ]
             context["bleu"] = by_key.get("c")
+        # one click to an item-by-item comparison with the other finished runs of its release
+        context["peers"] = (
+            selectors.run_list(user=request.user)
+            .filter(status=RunStatus.DONE, release_name=run.release_name, release_version=run.release_version)
+            .exclude(pk=run.pk)[:3]
+        )
         if run.dataset == Dataset.COMVE:
             context.update(_explanations_context(request, run))
     return render(request, "evaluation/run_detail.html", context)

@@ -187,6 +187,28 @@ class Release(JobLease):
     def __str__(self) -> str:
         return f"{self.name}@{self.version}"
 
+    @property
+    def own_collection(self) -> str:
+        """The own collection the release holds (its name), or "" for a public set's."""
+        return (self.collection_card or {}).get("name") or ""
+
+    @property
+    def data_title(self) -> str:
+        """What the pages call the release's data: an own collection's title (else its name),
+        a public set's label (an own Winograd collection is not WSC273)."""
+        if self.own_collection:
+            return (self.collection_card or {}).get("title") or self.own_collection
+        return self.get_dataset_display()
+
+    @property
+    def data_note(self) -> str:
+        """Beside :attr:`data_title`: "own collection <name>" ("own collection" when the
+        title is the name), or "" for a public set's release."""
+        if not self.own_collection:
+            return ""
+        title = (self.collection_card or {}).get("title")
+        return f"own collection {self.own_collection}" if title else "own collection"
+
     def save(self, *args, **kwargs):
         if self.status == ReleaseStatus.PUBLISHED and self._state.adding:
             raise _release_error("a release is published only through release_publish")

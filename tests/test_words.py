@@ -49,6 +49,42 @@ def test_no_page_names_a_docs_file_where_a_link_belongs():
     assert named == []
 
 
+def _command_help(name: str) -> str:
+    """What ``manage.py NAME --help`` prints: the description and every option's help."""
+    from django.core.management import get_commands, load_command_class
+
+    parser = load_command_class(get_commands()[name], name).create_parser("manage.py", name)
+    return parser.format_help()
+
+
+def test_command_help_names_the_docs_page_the_app_serves_not_a_file(client, curator, monkeypatch):
+    """A --help that sends to the docs says "see the docs page /docs/NAME/#anchor", and the
+    page and its heading exist."""
+    from django.core.management import get_commands
+
+    monkeypatch.setenv("COLUMNS", "2000")  # argparse wraps at the terminal's width (and at hyphens)
+    client.force_login(curator)
+    named: list[str] = []
+    pages: set[str] = set()
+    for name, app in sorted(get_commands().items()):
+        if app.startswith("django.") or app in ("rest_framework", "django_extensions"):
+            continue
+        text = " ".join(_command_help(name).split())
+        named += [f"{name}: {m}" for m in re.findall(r"docs/[a-z-]+\.md", text)]
+        for page, anchor in re.findall(r"/docs/([a-z0-9-]+)/(#[-\w]+)?", text):
+            assert (
+                f"see the docs page /docs/{page}/" in text.lower()
+                or f"on the docs page /docs/{page}/" in text
+            )
+            pages.add(page + anchor)
+    assert named == []
+    assert {"filtering", "operations#backups", "releases#label-sources"} <= pages
+    for entry in pages:
+        page, _, anchor = entry.partition("#")
+        html = client.get(reverse("doc", args=[page])).content.decode()
+        assert not anchor or f'id="{anchor}"' in html, entry
+
+
 def test_a_csv_error_counts_rows_as_a_spreadsheet_shows_them(tmp_path, curator):
     from datasets.services import DatasetImportError, dataset_import
 

@@ -25,6 +25,9 @@ class OutOfReach:
     item_ids: list[int]
     #: of those, items someone skipped (they can reopen them)
     skipped: int
+    #: the most judgments every one of them can still reach (judgments, live leases and
+    #: annotators left): the K to lower them to so that none is stranded
+    reachable: int = 0
 
     def __bool__(self) -> bool:
         return bool(self.item_ids)
@@ -39,7 +42,8 @@ def items_out_of_reach(*, campaign: Campaign, now: datetime | None = None) -> Ou
 def items_out_of_reach_many(
     *, campaigns: Sequence[Campaign], now: datetime | None = None
 ) -> dict[int, OutOfReach]:
-    """Per active campaign, its regular items that cannot get their K judgments from the
+    """Per active campaign, its regular items that cannot get their K judgments (the item's
+    own ``judgments_needed`` where a curator lowered it, else the campaign's) from the
     annotators there are: judgments + live leases + annotators who may still be given the
     item (holders of the annotator role, not paused there, with no assignment on it: an
     annotator gets an item once; a skip or a lapsed lease uses that once; not its author)
@@ -104,10 +108,15 @@ def items_out_of_reach_many(
         else:
             paused[campaign_id].add(annotator_id)
     stuck: dict[int, list[int]] = defaultdict(list)
+    reach_of: dict[int, int] = {}
     for item_id, (campaign_id, judged, k, writer) in sorted(pending.items()):
         eligible = len(pool - paused[campaign_id] - holders[item_id] - {writer})
-        if judged + live[item_id] + eligible < k:
+        reach = judged + live[item_id] + eligible
+        if reach < k:
             stuck[campaign_id].append(item_id)
+            reach_of[campaign_id] = min(reach, reach_of.get(campaign_id, reach))
     for campaign_id, ids in stuck.items():
-        out[campaign_id] = OutOfReach(item_ids=ids, skipped=len(skipped_items.intersection(ids)))
+        out[campaign_id] = OutOfReach(
+            item_ids=ids, skipped=len(skipped_items.intersection(ids)), reachable=reach_of[campaign_id]
+        )
     return out

@@ -47,6 +47,7 @@ from annotation.services.judgments import (
     judgment_import,
     judgment_submit,
 )
+from annotation.services.reach import items_k_lower
 
 __all__ = [
     "ITEM_FIELD",
@@ -78,6 +79,7 @@ __all__ = [
     "campaign_status_set",
     "gold_answer_for",
     "item_aggregated",
+    "items_k_lower",
     "judgment_change",
     "judgment_import",
     "judgment_submit",

@@ -1,20 +1,19 @@
 """A newcomer's hour with only the links on the pages (issue: skips and the guided path):
-import one's own schemas, start the WinoWhy pipeline from the import result, five writers
-(one skips from the text field and reopens the item), the pipeline ends, "release these
-items" publishes; and a run's results show without a click."""
+import one's own schemas with their title and licence, start the WinoWhy pipeline from the
+import result, five writers (one skips from the text field and reopens the item), the
+pipeline ends, "release these items" publishes a release whose card describes the
+collection (its own licence, never WinoWhy's), every config of the zip loads with Hugging
+Face `datasets`, and a run on it shows its results without a click."""
 
-import re
-import threading
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from annotation.models import Pipeline
-from evaluation import views as evaluation_views
-from evaluation.tasks import evaluation_run_task
+from releases.card import CITATIONS, LICENCES, WHAT
 from releases.models import Release, ReleaseStatus
+from tests.browser.steps import download, every_config_loads, publish, run_shows_its_results_without_a_click
 from tests.browser.test_pipeline import TEMPLATE, _annotators, _label, _validate, _vote, _work, _write
 from tests.evaluation.tiny_models import build_tiny_causal
 
@@ -49,7 +48,15 @@ def _skip_and_reopen(page) -> int:
 
 
 def test_a_newcomers_hour_from_import_to_a_published_release(
-    published_releases_removed_afterwards, page, new_page, login, curator, settings, tmp_path
+    published_releases_removed_afterwards,
+    page,
+    new_page,
+    login,
+    curator,
+    researcher,
+    settings,
+    tmp_path,
+    monkeypatch,
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.WINNOW_MODELS_DIR = tmp_path / "models"
@@ -69,6 +76,9 @@ def test_a_newcomers_hour_from_import_to_a_published_release(
     page.select_option("#id_format", "schemas")
     page.fill("#id_collection", "mine")
     page.set_input_files("#id_uploads", str(TEMPLATE))
+    page.click("details.collection-card summary")  # what the card of its releases will say
+    page.fill("#id_collection_title", "Kettle schemas")
+    page.fill("#id_collection_licence", "cc-by-4.0")
     page.click("button[value=import]")
     page.wait_for_selector("#import-result >> text=Imported")
 
@@ -109,16 +119,32 @@ def test_a_newcomers_hour_from_import_to_a_published_release(
     assert page.locator("select[name=dataset]").input_value() == "winowhy"
     assert page.locator("select[name=collection]").input_value() == "mine"
     assert page.locator("input[name=name]").input_value() == "kettles"
+    assert page.locator("input[name=collection_licence]").input_value() == "cc-by-4.0"  # as imported
     page.fill("input[name=version]", "1.0.0")
     page.click("button[value=preview]")
     page.click("button[value=create]")
-    page.wait_for_url("**/releases/kettles/1.0.0/")
-    page.click("#release-actions button:has-text('Approve kettles 1.0.0')")
-    page.click("#release-actions a:has-text('Publish kettles 1.0.0')")
-    page.click("button:has-text('Yes, publish kettles 1.0.0')")
-    page.wait_for_url("**/releases/kettles/1.0.0/")
-    assert page.locator(".messages").inner_text().startswith("Published kettles 1.0.0")
+    publish(page, "kettles", "1.0.0")
     assert Release.objects.get(name="kettles").status == ReleaseStatus.PUBLISHED
+
+    # the page and the card describe the collection: its title, its own licence, not WinoWhy's
+    assert page.inner_text("#release-about").startswith("Kettle schemas (own collection mine)")
+    card = page.locator(".card").inner_text()
+    assert "Kettle schemas" in card and "cc-by-4.0" in card
+    for public in (LICENCES["winowhy"][1], LICENCES["wsc"][1], WHAT["winowhy"], "WSC273", "None"):
+        assert public not in card
+    assert CITATIONS["winowhy"].splitlines()[0] not in card
+
+    # every config the zip's card names loads with Hugging Face `datasets`, no empty file
+    folder = download(page, tmp_path / "reader")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "\nlicense: cc-by-4.0\n" in readme and LICENCES["winowhy"][1] not in readme
+    loaded = every_config_loads(folder, tmp_path / "reader")
+    assert "winowhy" in loaded and len(loaded["winowhy"]) == Release.objects.get(name="kettles").item_count
+
+    # a researcher's run on it shows its results when it finishes, without a click
+    reader = new_page()
+    login(reader, researcher)
+    run_shows_its_results_without_a_click(reader, monkeypatch, release="kettles@1.0.0", method="random")
 
 
 def test_a_done_run_shows_its_results_without_a_click(
@@ -127,33 +153,5 @@ def test_a_done_run_shows_its_results_without_a_click(
     settings.MEDIA_ROOT = tmp_path / "media"
     call_command("seed_demo", verbosity=0)
     call_command("release_demo", verbosity=0)
-    workers: list[threading.Thread] = []
-    go = threading.Event()
-
-    def work(run_id: int) -> None:
-        try:
-            go.wait(timeout=60)  # the page is showing the queued run first
-            evaluation_run_task(run_id=run_id)
-        finally:
-            connection.close()
-
-    def enqueue(*, run_id: int) -> bool:
-        worker = threading.Thread(target=work, args=(run_id,))
-        worker.start()
-        workers.append(worker)
-        return True
-
-    monkeypatch.setattr(evaluation_views, "evaluation_run_enqueue", enqueue)
     login(page, django_user_model.objects.get(username="researcher"), "researcher")
-    page.goto("/evaluation/")
-    page.select_option("select[name=release]", "demo-wsc@1.0.0")
-    page.select_option("select[name=method]", "first")
-    page.fill("input[name=name]", "baseline")
-    page.click("form.run-form button[type=submit]")
-    page.wait_for_url(re.compile(r"/evaluation/runs/\d+/$"))
-    assert page.locator("table#run-model").count() == 0  # queued: no results yet
-    go.set()
-    page.locator("table#run-model").wait_for(timeout=120_000)  # no click
-    assert page.locator("#run-progress").inner_text().startswith("Done")
-    for worker in workers:
-        worker.join(timeout=120)
+    run_shows_its_results_without_a_click(page, monkeypatch, release="demo-wsc@1.0.0", method="first")

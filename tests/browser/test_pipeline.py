@@ -16,6 +16,7 @@ from annotation.models import Pipeline
 from core.roles import Role
 from datasets.models import Reason
 from releases.models import Release, ReleaseStatus
+from tests.browser.steps import publish
 from tests.evaluation.tiny_models import build_tiny_causal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -175,13 +176,7 @@ def test_winowhy_pipeline_from_import_to_release(
     page.click("button[value=preview]")
     assert "It would freeze" in page.locator("#preview").inner_text()
     page.click("button[value=create]")
-    page.wait_for_url("**/releases/kettles/1.0.0/")
-    page.wait_for_selector("#release-actions button:has-text('Approve kettles 1.0.0')")
-    page.click("#release-actions button:has-text('Approve kettles 1.0.0')")
-    page.click("#release-actions a:has-text('Publish kettles 1.0.0')")
-    page.click("button:has-text('Yes, publish kettles 1.0.0')")
-    page.wait_for_url("**/releases/kettles/1.0.0/")
-    assert page.locator(".messages").inner_text().startswith("Published kettles 1.0.0")
+    publish(page, "kettles", "1.0.0")
     release = Release.objects.get(name="kettles")
     assert release.status == ReleaseStatus.PUBLISHED
     items = [item.payload for item in release.items.all()]

@@ -145,6 +145,18 @@ def test_the_comparison_page_shows_texts_links_to_the_release_items_and_rounded_
     assert client.get(item_url.replace("/0/", "/no-such-item/")).status_code == 404
 
 
+def test_a_finished_run_links_a_comparison_with_each_other_finished_run_of_its_release(
+    client, researcher, two_runs
+):
+    a, b = two_runs
+    client.force_login(researcher)
+    html = client.get(reverse("evaluation:run-detail", args=[a.pk])).content.decode()
+    compare = reverse("evaluation:run-compare")
+    assert f'href="{compare}?a={a.pk}&amp;b={b.pk}" data-peer="{b.pk}">#{b.pk} (random)</a>' in html
+    assert f'or <a href="{compare}?a={a.pk}">another run</a>' in html
+    assert client.get(f"{compare}?a={a.pk}&b={b.pk}").status_code == 200
+
+
 def test_the_filter_survives_paging_and_the_download_holds_the_same_rows(
     client, researcher, two_runs, monkeypatch
 ):

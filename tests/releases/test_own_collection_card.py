@@ -65,6 +65,26 @@ def test_the_card_of_an_own_collection_names_its_own_licence_and_words(
     assert "- switchable: not labelled: " in card
 
 
+def test_the_release_pages_call_an_own_collection_by_its_title_not_the_data_sets_label(
+    own, client, curator, django_capture_on_commit_callbacks
+):
+    release = published_release(
+        django_capture_on_commit_callbacks, user=curator, name="kitchen", collection="kitchen"
+    )
+    client.force_login(curator)
+    detail = client.get(reverse("releases:release-detail", args=[release.name, release.version]))
+    about = re.search(r'<p id="release-about">(.*?)</p>', detail.content.decode(), flags=re.S)
+    assert about and about.group(1).startswith('Kitchen schemas <span class="muted">(own collection kitchen)')
+    listed = client.get(reverse("releases:release-list")).content.decode()
+    for page in (about.group(1), listed):
+        assert "Kitchen schemas" in page and release.get_dataset_display() not in page
+    Collection.objects.filter(name="kitchen").update(title="")
+    untitled = published_release(
+        django_capture_on_commit_callbacks, user=curator, name="kitchen2", collection="kitchen"
+    )
+    assert (untitled.data_title, untitled.data_note) == ("kitchen", "own collection")
+
+
 def test_a_licence_given_on_the_release_form_reaches_the_card(own, client, curator):
     client.force_login(curator)
     url = reverse("releases:release-create")

@@ -12,8 +12,8 @@ class Command(BaseCommand):
     help = (
         "Import published votes as the judgments of an imported campaign, so the data set can be "
         "audited like our own. FORMAT: winowhy (winowhy.json; each reason's plausibility score "
-        "becomes 5 votes by 5 anonymous raters) or jsonl (rows of item, annotator, answer; see "
-        "docs/agreement.md). A bad file writes nothing."
+        "becomes 5 votes by 5 anonymous raters) or jsonl (rows of item, annotator, answer; see the "
+        "docs page /docs/agreement/). A bad file writes nothing."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -21,8 +21,8 @@ class Command(BaseCommand):
         "the applied migrations and the Winnow version. Model files are not included. The "
         "archive is written as NAME.partial and renamed when complete. It also checks every "
         "published release's files against its manifest and says which do not match. Restore "
-        "with `manage.py restore ARCHIVE`, into SQLite or PostgreSQL (docs/operations.md, "
-        "'Backups')."
+        "with `manage.py restore ARCHIVE`, into SQLite or PostgreSQL (see the docs page "
+        "/docs/operations/#backups)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

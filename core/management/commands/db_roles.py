@@ -17,7 +17,7 @@ class Command(BaseCommand):
         "for tables created later), owning nothing, so the running site cannot alter tables or drop the "
         "triggers that guard published releases. Run it as the owner of the tables (DATABASE_OWNER_URL, "
         "else DATABASE_URL), after `migrate`; then point DATABASE_URL at APP_ROLE. Safe to run again. "
-        "See docs/operations.md, 'Two database roles'."
+        "See the docs page /docs/operations/#two-database-roles."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

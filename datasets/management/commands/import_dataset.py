@@ -21,8 +21,8 @@ Formats and what to give them (files are recognised by content, not by name):
               or its data and answer CSV files; the split comes from the file names or --split
   senmaking   the pilot dataset.jsonl
 
-Your own items (one JSON Lines or CSV file each, --collection required; the fields are in
-docs/formats.md, template files in static/import-templates/):
+Your own items (one JSON Lines or CSV file each, --collection required; the fields are on
+the docs page /docs/formats/#importing-your-own-items, template files in static/import-templates/):
   schemas      new Winograd schemas: id, sentence with the pronoun in [brackets],
                candidate_a, candidate_b, answer, optional twin and source
   reasons      reasons for schemas of the collection: schema, text, optional origin,

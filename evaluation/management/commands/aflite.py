@@ -13,7 +13,7 @@ from core.errors import WinnowError
 from evaluation.audit.services import audit_aflite, audit_filtered_release_create, lm_accuracy_on
 from evaluation.models import Audit
 
-HELP = """AfLite (Le Bras et al. 2020, Algorithm 1; docs/filtering.md) over a finished audit's
+HELP = """AfLite (Le Bras et al. 2020, Algorithm 1; see the docs page /docs/filtering/) over a finished audit's
 cached features, and the filtered release of the items it keeps.
 
 Without --aflite it prints the audit's own AfLite result; with --aflite NAME=VALUE

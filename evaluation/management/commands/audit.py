@@ -15,7 +15,7 @@ from evaluation.audit.services import AuditError, audit_create, audit_run_here, 
 from evaluation.audit.tasks import audit_enqueue
 from evaluation.models import Audit, AuditStatus
 
-HELP = """An artifact audit of a release's or a collection's items (docs/filtering.md).
+HELP = """An artifact audit of a release's or a collection's items (see the docs page /docs/filtering/).
 
 Frozen features of every item's texts from a model of the registry (mean-pooled last hidden
 states and per-option log-probabilities; cached by the model's SHA-256 and the text, so a

@@ -33,7 +33,7 @@ class Command(BaseCommand):
             metavar="LABEL=SOURCE",
             help="Where a label comes from where an import and a campaign both gave it: SOURCE is "
             "import (the default) or campaign:NAME, e.g. --label-source plausibility=campaign:pilot "
-            "(repeat for several labels; docs/releases.md, 'Label sources')",
+            "(repeat for several labels; see the docs page /docs/releases/#label-sources)",
         )
         parser.add_argument(
             "--adversarial",
