@@ -28,6 +28,7 @@ from annotation.services import (
     CampaignError,
     JudgmentRefused,
     LeaseExpired,
+    adjudication_record,
     assignment_next,
     campaign_aggregate,
     campaign_create,
@@ -447,3 +448,24 @@ def test_the_curators_pages_read_a_validation_campaign(client, curator):
     export = client.get(reverse("annotation:campaign-export", args=[campaign.name, "csv"]))
     assert export.status_code == 200
     assert b"flagged" in b"".join(export.streaming_content)
+
+
+def test_a_curators_decision_on_a_flagged_item_sets_its_validation():
+    item = adversarial_item()
+    campaign = _validation([item], k=2)
+    _answer(campaign, annotators(2, "dec"), [CORRECT, FLAGGED])
+    campaign_aggregate(campaign=campaign)
+    item.refresh_from_db()
+    assert item.validation == ValidationStatus.FLAGGED
+    row = CampaignItem.objects.get(campaign=campaign)
+    curator = annotators(1, "boss")[0]
+    result = adjudication_record(
+        item=row, curator=curator, decision="correct", note="the reason is no reason"
+    )
+    assert result.applied and result.label == ValidationStatus.VALIDATED
+    item.refresh_from_db()
+    assert item.validation == ValidationStatus.VALIDATED and item.votes == {
+        "correct": 1,
+        "incorrect": 0,
+        "flagged": 1,
+    }
