@@ -142,7 +142,8 @@ def my_progress(*, campaign: Campaign, annotator: Any, now: datetime | None = No
                 CampaignItem.objects.annotate(k=own_k())
                 .filter(campaign=campaign, is_gold=False, judgment_count__lt=F("k"))
                 .exclude(Exists(mine))
-                .exclude(author=annotator)  # never their own item (a writer's)
+                # never their own item (a writer's), under any of their accounts
+                .exclude(author_id__in=[annotator.pk, *participation().same_person(user=annotator)])
                 .values("pk")
             ),
             current=Exists(

@@ -11,6 +11,10 @@ lease, a submitted judgment) holds the item's row lock for its whole transaction
   transactions run one at a time and the same counts are exact; ``select_for_update`` is
   a no-op there.
 The unique constraints on (item, annotator) for leases and judgments are the last line.
+
+An item's K is its own (``CampaignItem.judgments_needed``: ANLI's third vote) where it has
+one, else the campaign's; an item is never handed to its author (``CampaignItem.author``)
+nor to another account of the same person (``participation().same_person``).
 """
 
 from __future__ import annotations
@@ -154,7 +158,7 @@ def assignment_next(
             return Assignment.objects.select_related("campaign_item").get(pk=current)
         # never an item they wrote, under this account or another of the same person's
         # (a crowd writer who comes back through another study link)
-        work = Work(
+        work = _Work(
             k=k,
             bound=max(k, int(own_k or 0)),
             people=[annotator.pk, *participation().same_person(user=annotator)],
@@ -214,7 +218,7 @@ def assignment_next(
 
 
 @dataclass(frozen=True)
-class Work:
+class _Work:
     """What bounds an annotator's next item: the campaign's K, the highest K of any item
     (its own K may be over the campaign's), and the accounts whose items are not theirs
     to judge (the annotator and their other accounts: a writer never validates their own
@@ -230,7 +234,7 @@ def _candidate(
     sql: dict[str, str],
     campaign: Campaign,
     annotator: User,
-    work: Work,
+    work: _Work,
     when: str | None,
     rejected: list[int],
     *,

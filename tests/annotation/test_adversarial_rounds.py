@@ -219,3 +219,20 @@ def test_a_validated_round_counts_its_items_and_the_pipeline_page_shows_the_roun
     page = client.get(reverse("annotation:pipeline-detail", args=[made.pipeline.name])).content.decode()
     assert "Round 1 of fool-me" in page and "SmolLM2-135M-Instruct.Q4_1" in page and "abababababab" in page
     assert "validated: <strong>1</strong>" in page
+
+
+def test_the_preview_of_the_writing_stage_shows_what_validation_will_take(curator, client):
+    made = _round(curator, share_unfooled=1.0)
+    fooling = adversarial_item(round=made)
+    adversarial_item(round=made, fooled=False)
+    adversarial_item(round=made, status=AdversarialStatus.RETRACTED)
+    client.force_login(curator)
+    page = client.get(reverse("annotation:pipeline-detail", args=[made.pipeline.name]) + "?preview=1")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-stage="validate"' in html
+    assert "fooling items: <strong>1</strong>" in html
+    assert "items that fooled no model (100% of 1): <strong>1</strong>" in html
+    assert f"written item #{fooling.pk} (fooled SmolLM2-135M-Instruct.Q4_1)" in html
+    # a preview writes nothing: the items still wait, no validation campaign exists
+    assert not AdversarialItem.objects.filter(validation=ValidationStatus.PENDING).exists()
+    assert _validate_stage(made).campaign is None

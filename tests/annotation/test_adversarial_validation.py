@@ -28,6 +28,7 @@ from annotation.services import (
     CampaignError,
     JudgmentRefused,
     LeaseExpired,
+    adjudication_record,
     assignment_next,
     campaign_aggregate,
     campaign_create,
@@ -424,3 +425,47 @@ def test_the_agreement_page_works_on_a_validation_campaign(client, curator):
     assert response.status_code == 200
     html = response.content.decode()
     assert "Fleiss" in html and "Incorrect" in html
+
+
+def test_the_curators_pages_read_a_validation_campaign(client, curator):
+    round = adversarial_round(rule=ValidationRule.ANLI)
+    items = [adversarial_item(round=round) for _ in range(2)]
+    campaign = _validation(items, k=2)
+    first, second = annotators(2, "cur")
+    _answer(campaign, [first, second], [CORRECT, FLAGGED])  # the newest item: a third vote asked
+    client.force_login(curator)
+    detail = client.get(reverse("annotation:campaign-detail", args=[campaign.name]))
+    assert detail.status_code == 200
+    adjudicate = client.get(reverse("annotation:campaign-adjudicate", args=[campaign.name]) + "?show=all")
+    html = adjudicate.content.decode()
+    assert adjudicate.status_code == 200
+    # the item in full, the writer's answers, and the validator's reason for the flag
+    assert "Writer&#x27;s answers" in html and "sentence: A (the trophy); twin: B (the suitcase)" in html
+    assert "both candidates fit" in html
+    assert "2/3 judgments" in html  # the item's own K: its first two answers disagree
+    dashboard = client.get(reverse("annotation:dashboard"))
+    assert dashboard.status_code == 200
+    export = client.get(reverse("annotation:campaign-export", args=[campaign.name, "csv"]))
+    assert export.status_code == 200
+    assert b"flagged" in b"".join(export.streaming_content)
+
+
+def test_a_curators_decision_on_a_flagged_item_sets_its_validation():
+    item = adversarial_item()
+    campaign = _validation([item], k=2)
+    _answer(campaign, annotators(2, "dec"), [CORRECT, FLAGGED])
+    campaign_aggregate(campaign=campaign)
+    item.refresh_from_db()
+    assert item.validation == ValidationStatus.FLAGGED
+    row = CampaignItem.objects.get(campaign=campaign)
+    curator = annotators(1, "boss")[0]
+    result = adjudication_record(
+        item=row, curator=curator, decision="correct", note="the reason is no reason"
+    )
+    assert result.applied and result.label == ValidationStatus.VALIDATED
+    item.refresh_from_db()
+    assert item.validation == ValidationStatus.VALIDATED and item.votes == {
+        "correct": 1,
+        "incorrect": 0,
+        "flagged": 1,
+    }

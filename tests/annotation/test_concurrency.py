@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection, connections
+from django.db.models import F
 
 from annotation.models import CampaignItem, Judgment
 from annotation.services import LeaseExpired, assignment_next, campaign_create, judgment_submit
@@ -126,3 +127,43 @@ def test_several_annotators_at_once_on_sqlite(make_annotators, request):
     created, repeats, errors = _run_crowd(campaign, annotators)
     assert errors == []
     _assert_full_and_exact(campaign, created, repeats)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_thirty_annotators_at_once_give_each_item_its_own_k_and_never_their_own_item(make_annotators):
+    """Items with a K of their own (1, or 4 over the campaign's 3) and items written by some
+    of the annotators (issue 27's validation): at once, each item gets exactly its own K and
+    no author judges their item."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (row locks with SKIP LOCKED)")
+    SchemaFactory.create_batch(30)
+    campaign = campaign_create(name="own-k", task="switchability", items="schemas", k=3)
+    annotators = make_annotators(30, prefix="own")
+    ids = list(CampaignItem.objects.filter(campaign=campaign).order_by("pk").values_list("pk", flat=True))
+    CampaignItem.objects.filter(pk__in=ids[:10]).update(judgments_needed=1)
+    CampaignItem.objects.filter(pk__in=ids[10:20]).update(judgments_needed=4)
+    for n, item_id in enumerate(ids):
+        CampaignItem.objects.filter(pk=item_id).update(author=annotators[n % 30])
+    created, _, errors = _run_crowd(campaign, annotators)
+    assert errors == []
+    # An annotator who asks while the last open item is locked by another's answer (SKIP
+    # LOCKED) is told nothing is left; they come back later, as on the page.
+    for user in annotators:
+        while (lease := assignment_next(campaign=campaign, annotator=user)) is not None:
+            created[user.pk] += int(
+                judgment_submit(annotator=user, assignment=lease, answer="switchable").created
+            )
+    expected = {pk: 1 if n < 10 else 4 if n < 20 else 3 for n, pk in enumerate(ids)}
+    per_item = Counter(
+        Judgment.objects.filter(campaign_item__campaign=campaign).values_list("campaign_item_id", flat=True)
+    )
+    assert dict(per_item) == expected
+    assert (
+        dict(CampaignItem.objects.filter(campaign=campaign).values_list("pk", "judgment_count")) == expected
+    )
+    assert not Judgment.objects.filter(
+        campaign_item__campaign=campaign, annotator=F("campaign_item__author")
+    ).exists()
+    assert sum(created.values()) == sum(expected.values())
