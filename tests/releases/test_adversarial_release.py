@@ -87,7 +87,8 @@ def test_every_row_of_an_adversarial_item_carries_its_round_models_votes_and_tri
     }
     assert by_id[written["n-0"].schema.external_id]["models_fooled"] == []
     card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
-    assert "## Adversarial protocol" in card
+    assert "## Adversarial protocol" in card and "**Collection adv**" in card
+    assert "WSC273" not in card and "Trichelair" not in card  # its own words, not the public set's
     assert f"| 2 | smollm2 (`{'a' * 64}`); big (`{'c' * 64}`) | partial | K matching answers" in card
     assert "`models_fooled` (the round's models it fooled)" in card and "nie2020adversarial" in card
 
