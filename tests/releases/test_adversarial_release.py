@@ -271,3 +271,13 @@ def test_a_comve_release_carries_the_fields_in_subtask_a_and_loads_with_its_spli
     assert "perplexity" in card and "- config_name: comve_a_splits" in card
     loaded = hf_load(folder, "comve_a_splits", workdir=tmp_path / "hf", split="test")
     assert len(loaded) == 1 and loaded[0]["models_fooled"] == ["smollm2"]
+
+
+def test_a_release_of_the_public_sets_leaves_the_written_schemas_out(
+    written, curator, django_capture_on_commit_callbacks
+):
+    from tests.releases.factories import make_schemas
+
+    make_schemas(4)  # the public WSC273 collection
+    release = create_release(django_capture_on_commit_callbacks, user=curator, name="wsc")
+    assert {p["collection"] for p in _payloads(release)} == {"wsc273"} and release.item_count == 4
