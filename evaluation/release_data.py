@@ -62,11 +62,23 @@ class ReleaseFolder:
 
 
 @dataclass(frozen=True)
+class Written:
+    """What an adversarial release says of an item written with models in the loop: its
+    round, whether it fooled a model of its round and its ANLI split (``written`` None on the
+    items of other releases)."""
+
+    round: int
+    fooling: bool
+    split: str | None
+
+
+@dataclass(frozen=True)
 class WscRow:
     item: WscItem
     switchable: bool | None
     associative: bool | None
     knowledge_types: tuple[str, ...]
+    written: Written | None = None
 
 
 def model_text(text: str) -> str:
@@ -112,6 +124,7 @@ class ComveA:
     id: str
     statements: tuple[str, str]
     answer: int  # index of the statement against common sense
+    written: Written | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,23 @@ def _optional_bool(row: dict[str, Any], key: str, where: str) -> bool | None:
     raise ReleaseDataError(f"{where}, field {key!r}: expected true, false or null, got {value!r}")
 
 
+def _written(row: dict[str, Any], where: str) -> Written | None:
+    """An adversarial item's ``round``, ``models_fooled`` and ``adversarial_split`` (None
+    when the row has no ``round``: not written with models in the loop)."""
+    if row.get("round") is None:
+        return None
+    number = row["round"]
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise ReleaseDataError(f"{where}, field 'round': expected a whole number, got {number!r}")
+    fooled = row.get("models_fooled") or []
+    if not isinstance(fooled, list) or not all(isinstance(m, str) for m in fooled):
+        raise ReleaseDataError(f"{where}, field 'models_fooled': expected a list of model names")
+    split = row.get("adversarial_split")
+    if split is not None and split not in ("train", "dev", "test"):
+        raise ReleaseDataError(f"{where}, field 'adversarial_split': {split!r} is not train, dev or test")
+    return Written(round=number, fooling=bool(fooled), split=split)
+
+
 def _types(row: dict[str, Any], where: str) -> tuple[str, ...]:
     value = row.get("knowledge_types")
     if value is None:
@@ -290,6 +320,7 @@ def read_wsc(folder: ReleaseFolder, *, limit: int | None = None) -> list[WscRow]
                 switchable=switchable,
                 associative=_optional_bool(row, "associative", where),
                 knowledge_types=_types(row, where),
+                written=_written(row, where),
             )
         )
         if limit is not None and len(out) >= limit:
@@ -350,6 +381,7 @@ def read_comve(folder: ReleaseFolder, *, limit: int | None = None) -> ComveData:
                         item_id,
                         (model_text(_get(row, "sent0", where)), model_text(_get(row, "sent1", where))),
                         _answer_index(row.get("answer"), where),
+                        _written(row, where),
                     )
                 )
             elif name == "comve_b.jsonl":

@@ -12,6 +12,7 @@ from typing import Any
 from evaluation import release_data
 from evaluation.evaluators.base import Evaluated, Evaluator
 from evaluation.lm.methods import MODEL_METHODS, TEXT_METHODS, Method
+from evaluation.metrics.adversarial import AdversarialOutcome, adversarial_metrics
 from evaluation.metrics.comve import (
     COMVE_RULES,
     DEFAULT_COMVE_RULE,
@@ -166,6 +167,19 @@ def _evaluate_choice(
     }
     if rules:
         metrics[sub.key].update(_rule_accuracies(sub, _comve_rule(run, sub.key), ids, golds, rules))
+    # an adversarial release (subtask A's items written with models in the loop): accuracy per
+    # round, on fooling and non-fooling items, per split
+    written = adversarial_metrics(
+        AdversarialOutcome(
+            round=w.round if w else None,
+            fooling=bool(w and w.fooling),
+            split=w.split if w else None,
+            correct=p == g,
+        )
+        for w, p, g in zip((getattr(x, "written", None) for x in sub.items), preds, golds, strict=True)
+    )
+    if written is not None:
+        metrics["adversarial"] = written
     submissions[SUBMISSION_FILES[sub.task]] = [(x.id, p) for x, p in zip(sub.items, preds, strict=True)]
     for i, (x, p, g) in enumerate(zip(sub.items, preds, golds, strict=True)):
         records.append(

@@ -7,6 +7,7 @@ from typing import Any
 from evaluation import release_data
 from evaluation.evaluators.base import Evaluated, Evaluator
 from evaluation.lm.methods import Method
+from evaluation.metrics.adversarial import AdversarialOutcome, adversarial_metrics
 from evaluation.metrics.significance import accuracy_significance
 from evaluation.metrics.wsc import WscOutcome, wsc_metrics
 from evaluation.models import EvaluationRun
@@ -69,6 +70,18 @@ class WscEvaluator(Evaluator):
         if sw["n"]:
             metrics["significance"]["switchable_after"] = accuracy_significance(sw["correct_after"], sw["n"])
         metrics["summary"] = {"accuracy": metrics["all"]["accuracy"], "n": metrics["all"]["n"]}
+        # an adversarial release: accuracy per round, on fooling and non-fooling items, per split
+        written = adversarial_metrics(
+            AdversarialOutcome(
+                round=r.written.round if r.written else None,
+                fooling=bool(r.written and r.written.fooling),
+                split=r.written.split if r.written else None,
+                correct=by_key[(r.item.id, "original")].correct,
+            )
+            for r in rows
+        )
+        if written is not None:
+            metrics["adversarial"] = written
         candidates = {r.item.id: list(r.item.candidates) for r in rows}
         records = [
             {

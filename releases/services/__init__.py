@@ -413,7 +413,9 @@ def release_create(
         release.sources = snapshot.source_files(dataset, selection)
         release.agreement_summary = _agreement_summary(dataset, selection)
         release.label_sources = labels.summary(per_label)
-        release.selection = _adversarial_facts(dataset, release.selection, sizes)
+        release.selection = adversarial_shape.frozen_facts(
+            release.selection, comve=dataset == ReleaseDataset.COMVE, sizes=sizes
+        )
         own = snapshot.own_collection(dataset, selection)
         if own:
             card = collection_card or {}
@@ -424,23 +426,6 @@ def release_create(
         release.save()
         _queue_build_on_commit(release.pk)
     return release
-
-
-def _adversarial_facts(dataset: str, selection: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
-    """The selection with what the card states of an adversarial collection, frozen: the
-    rounds' protocol and, with the adversarial option, the rows per split."""
-    protocol = adversarial_shape.protocol(
-        str(selection.get("collection") or ""), comve=dataset == ReleaseDataset.COMVE
-    )
-    if protocol is None:
-        return selection
-    out = {**selection, "adversarial_protocol": protocol}
-    if selection.get("adversarial"):
-        out["adversarial"] = {
-            **selection["adversarial"],
-            "sizes": {split: sizes.get(split, 0) for split in adversarial_shape.SPLITS},
-        }
-    return out
 
 
 @dataclass(frozen=True)

@@ -195,3 +195,18 @@ def protocol(collection: str, *, comve: bool) -> dict[str, Any] | None:
             }
         )
     return {"kind": "comve" if comve else "winograd", "rounds": out}
+
+
+def frozen_facts(selection: dict[str, Any], *, comve: bool, sizes: dict[str, int]) -> dict[str, Any]:
+    """A new release's selection with what its card states of an adversarial collection,
+    frozen: the rounds' protocol and, with the adversarial option, the rows per split."""
+    stated = protocol(str(selection.get("collection") or ""), comve=comve)
+    if stated is None:
+        return selection
+    out = {**selection, "adversarial_protocol": stated}
+    if selection.get("adversarial"):
+        out["adversarial"] = {
+            **selection["adversarial"],
+            "sizes": {split: sizes.get(split, 0) for split in SPLITS},
+        }
+    return out

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
+from annotation.models import AdversarialRound
 from datasets.models import OWN_FORMATS, Schema
 from releases.card import CardSection
 from releases.dataset import Dataset
@@ -66,5 +67,9 @@ def bool_or_none(value: Any) -> bool | None:
 
 
 def own_collections() -> Any:
-    """The collections a curator's own schemas were imported into (values of ``collection``)."""
-    return Schema.objects.filter(import_batch__format__in=OWN_FORMATS).values("collection")
+    """The collections a curator's own schemas were imported into, or written into in
+    adversarial rounds (values of ``collection``)."""
+    written = AdversarialRound.objects.values("pipeline__collection")
+    return Schema.objects.filter(Q(import_batch__format__in=OWN_FORMATS) | Q(collection__in=written)).values(
+        "collection"
+    )

@@ -12,6 +12,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation.models import AdversarialItem, AdversarialScore
 from evaluation.adversarial.figures import frames, selectors
 from tests.evaluation.adversarial_factories import make_item, make_participant, make_round, make_writer
 
@@ -144,6 +145,18 @@ def collection(db):
     make_item(second, bob.user, fooled=("smollm2",), tries=1, seconds=20, validation="validated")
     make_item(second, bob.user, status="writing", tries=1, seconds=None)
     make_round("other", 1)  # another collection's round counts nowhere here
+    # round 2's big re-scores round 1's kept items: fooled by the validated one only
+    for item in AdversarialItem.objects.filter(round=first, status="kept"):
+        verdict = "one" if item.validation == "validated" else "none"
+        AdversarialScore.objects.create(
+            item=item,
+            round=second,
+            model="big",
+            sha256="c" * 64,
+            method="partial",
+            result={},
+            verdict=verdict,
+        )
     return "adv"
 
 
@@ -156,6 +169,10 @@ def test_the_rows_give_the_same_figures_as_the_records(collection):
     assert _row(tables["model"], "model", "big")["model_error_rate"] == pytest.approx(2 / 3)
     assert _row(tables["writer"], "writer", "bob")["study_link_writers"] == 1
     assert [c["collection"] for c in selectors.adversarial_collections()] == ["adv", "other"]
+    (rescored,) = tables["rescore"].to_dict("records")
+    assert (rescored["model"], rescored["written_in"], rescored["rescored_in"]) == ("big", 1, 2)
+    assert (rescored["rescored"], rescored["fooling"], rescored["validated_fooling"]) == (2, 1, 1)
+    assert rescored["model_error_rate"] == 0.5 and rescored["validated_model_error_rate"] == 0.5
 
 
 def test_a_rejected_participant_is_not_paid_the_reward(collection):
@@ -173,7 +190,7 @@ def test_curators_and_researchers_see_the_page_with_charts_and_downloads(
         page = client.get(reverse("adversarial-figures:detail", args=[collection]))
         assert page.status_code == 200
         html = page.content.decode()
-        for level in ("collection", "round", "model", "writer"):
+        for level in ("collection", "round", "model", "writer", "rescore"):
             assert f'id="figures-{level}"' in html
         assert 'data-chart="rates-model"' in html and "80.0%" in html  # the collection's model error rate
         index = client.get(reverse("adversarial-figures:index"))
@@ -226,7 +243,8 @@ def test_the_api_gives_every_level_with_nulls_for_missing_figures(researcher, co
     body = api.get(reverse("evaluation-api:adversarial-figures-detail", args=[collection])).json()
     assert [r["number"] for r in body["rounds"]] == [1, 2]
     assert body["rounds"][1]["models_in_loop"][1]["name"] == "big"
-    assert set(body["figures"]) == {"writer", "round", "model", "collection"}
+    assert set(body["figures"]) == {"writer", "round", "model", "collection", "rescore"}
+    assert body["figures"]["rescore"][0]["model_error_rate"] == 0.5
     alice = next(r for r in body["figures"]["writer"] if r["writer"] == "alice")
     assert alice["cost_per_validated_fooling_item"] is None and alice["model_error_rate"] == 0.5
     assert api.get(reverse("evaluation-api:adversarial-figures-detail", args=["nope"])).status_code == 404

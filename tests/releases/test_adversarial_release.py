@@ -87,7 +87,8 @@ def test_every_row_of_an_adversarial_item_carries_its_round_models_votes_and_tri
     }
     assert by_id[written["n-0"].schema.external_id]["models_fooled"] == []
     card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
-    assert "## Adversarial protocol" in card
+    assert "## Adversarial protocol" in card and "**Collection adv**" in card
+    assert "WSC273" not in card and "Trichelair" not in card  # its own words, not the public set's
     assert f"| 2 | smollm2 (`{'a' * 64}`); big (`{'c' * 64}`) | partial | K matching answers" in card
     assert "`models_fooled` (the round's models it fooled)" in card and "nie2020adversarial" in card
 
@@ -270,3 +271,13 @@ def test_a_comve_release_carries_the_fields_in_subtask_a_and_loads_with_its_spli
     assert "perplexity" in card and "- config_name: comve_a_splits" in card
     loaded = hf_load(folder, "comve_a_splits", workdir=tmp_path / "hf", split="test")
     assert len(loaded) == 1 and loaded[0]["models_fooled"] == ["smollm2"]
+
+
+def test_a_release_of_the_public_sets_leaves_the_written_schemas_out(
+    written, curator, django_capture_on_commit_callbacks
+):
+    from tests.releases.factories import make_schemas
+
+    make_schemas(4)  # the public WSC273 collection
+    release = create_release(django_capture_on_commit_callbacks, user=curator, name="wsc")
+    assert {p["collection"] for p in _payloads(release)} == {"wsc273"} and release.item_count == 4

@@ -36,7 +36,8 @@ class FiguresOutput(serializers.Serializer):
     figures = serializers.DictField(
         child=serializers.ListField(child=serializers.DictField()),
         help_text="Per level (collection, round, model, writer): one record per row, the counts "
-        "and the figures (null where a denominator is 0)",
+        "and the figures (null where a denominator is 0); rescore: earlier rounds' items "
+        "re-scored by later rounds' models, per model and pair of rounds",
     )
 
 
@@ -74,6 +75,6 @@ class AdversarialFiguresApi(APIView):
                 }
                 for r in rounds
             ],
-            "figures": {level: frame_records(tables[level]) for level in frames.LEVELS},
+            "figures": {table: frame_records(tables[table]) for table in frames.TABLES},
         }
         return Response(FiguresOutput(body).data)

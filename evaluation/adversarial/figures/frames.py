@@ -30,6 +30,12 @@ The figures of a group of records (exactly; docs/adversarial_figures.md says the
   validated fooling items they wrote; only study-link writers count on both sides (accounts
   are not paid through Winnow). Per model: none (pay is not per model).
 
+Re-scores (``rescore_figures``): an earlier round's kept items scored again by a later
+round's models, one record per (item, model) with ``model``, ``written_in`` (the item's
+round), ``rescored_in`` (the re-scoring round), ``verdict`` and ``validation``; per model
+and pair of rounds, ``model_error_rate`` = items it is fooled by / items re-scored and
+``validated_model_error_rate`` = validated ones among those / items re-scored.
+
 A figure whose denominator is 0 is missing (NaN, ``null`` in JSON, an empty CSV cell).
 """
 
@@ -43,6 +49,18 @@ import pandas as pd
 
 #: The levels a page shows, each grouping the records by this column.
 LEVELS = ("writer", "round", "model", "collection")
+#: Every table of a collection: the levels and the re-scores of earlier rounds' items.
+TABLES = (*LEVELS, "rescore")
+RESCORE_COLUMNS = (
+    "model",
+    "written_in",
+    "rescored_in",
+    "rescored",
+    "fooling",
+    "validated_fooling",
+    "model_error_rate",
+    "validated_model_error_rate",
+)
 
 COUNT_COLUMNS = (
     "items",
@@ -175,12 +193,47 @@ def figures_by(
     return pd.DataFrame(rows, columns=columns)
 
 
+def rescore_figures(rescores: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (model, round the items were written in, round that re-scored them):
+    how many it re-scored, how many fool it (verdict both or one), how many of those are
+    validated, and the two error rates over the items re-scored."""
+    rows = []
+    frame = pd.DataFrame(
+        list(rescores), columns=["model", "written_in", "rescored_in", "verdict", "validation"]
+    )
+    for (model, written_in, rescored_in), group in frame.groupby(
+        ["model", "written_in", "rescored_in"], sort=True
+    ):
+        fooling = group["verdict"].isin(FOOLING_VERDICTS)
+        validated = fooling & (group["validation"] == "validated")
+        rows.append(
+            {
+                "model": model,
+                "written_in": int(written_in),
+                "rescored_in": int(rescored_in),
+                "rescored": int(len(group)),
+                "fooling": int(fooling.sum()),
+                "validated_fooling": int(validated.sum()),
+                "model_error_rate": _ratio(fooling.sum(), len(group)),
+                "validated_model_error_rate": _ratio(validated.sum(), len(group)),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(RESCORE_COLUMNS))
+
+
 def all_figures(
-    records: Iterable[Mapping[str, Any]], *, pay: Mapping[str, float] | None = None, collection: str = ""
+    records: Iterable[Mapping[str, Any]],
+    *,
+    pay: Mapping[str, float] | None = None,
+    collection: str = "",
+    rescores: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, pd.DataFrame]:
-    """Every level's frame of one collection's records, by level name."""
+    """Every table of one collection (``TABLES``): each level's frame of its records, and
+    the re-scores of its earlier rounds' items."""
     items = items_frame(records)
-    return {level: figures_by(items, level, pay=pay, collection=collection) for level in LEVELS}
+    tables = {level: figures_by(items, level, pay=pay, collection=collection) for level in LEVELS}
+    tables["rescore"] = rescore_figures(rescores)
+    return tables
 
 
 def chart_series(

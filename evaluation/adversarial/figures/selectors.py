@@ -12,7 +12,14 @@ from django.db.models import Count, Max
 from django.http import Http404
 
 from annotation.crowd.selectors import participant_pay, validated_fooling_counts
-from annotation.models import AdversarialItem, AdversarialRound, Participant, PaymentDecision
+from annotation.models import (
+    AdversarialItem,
+    AdversarialRound,
+    AdversarialScore,
+    AdversarialStatus,
+    Participant,
+    PaymentDecision,
+)
 from evaluation.adversarial.figures import frames
 
 
@@ -74,6 +81,23 @@ def figure_records(*, collection: str) -> list[dict[str, Any]]:
     ]
 
 
+def rescore_records(*, collection: str) -> list[dict[str, Any]]:
+    """One record per re-score of a kept item of the collection by a (later) round's model."""
+    scores = AdversarialScore.objects.filter(
+        item__round__pipeline__collection=collection, item__status=AdversarialStatus.KEPT
+    ).values_list("model", "item__round__number", "round__number", "verdict", "item__validation")
+    return [
+        {
+            "model": model,
+            "written_in": written,
+            "rescored_in": rescored,
+            "verdict": verdict,
+            "validation": validation,
+        }
+        for model, written, rescored, verdict, validation in scores.order_by("model", "item_id")
+    ]
+
+
 def writer_pay(*, collection: str) -> dict[str, float]:
     """Per study-link writer of the collection (by account name): what the payment records
     give them: the link's reward when one is recorded and the participant is not rejected,
@@ -92,7 +116,10 @@ def writer_pay(*, collection: str) -> dict[str, float]:
 
 
 def collection_figures(*, collection: str) -> dict[str, pd.DataFrame]:
-    """The collection's figures, one frame per level (``frames.LEVELS``)."""
+    """The collection's figures, one frame per table (``frames.TABLES``)."""
     return frames.all_figures(
-        figure_records(collection=collection), pay=writer_pay(collection=collection), collection=collection
+        figure_records(collection=collection),
+        pay=writer_pay(collection=collection),
+        collection=collection,
+        rescores=rescore_records(collection=collection),
     )

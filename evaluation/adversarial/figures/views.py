@@ -21,6 +21,7 @@ TITLES = {
     "round": "Per round",
     "model": "Per model",
     "writer": "Per writer",
+    "rescore": "Earlier rounds' items re-scored by later rounds' models",
 }
 
 
@@ -49,12 +50,12 @@ def figures_detail(request: HttpRequest, collection: str) -> HttpResponse:
     rounds = selectors.collection_rounds(collection=collection)
     tables = selectors.collection_figures(collection=collection)
     sections = []
-    for level in ("collection", "round", "model", "writer"):
+    for level in ("collection", "round", "model", "writer", "rescore"):
         frame = tables[level]
         columns = [str(c) for c in frame.columns]
         rows = [[_cell(c, record[c]) for c in columns] for record in frame_records(frame)]
         charts = []
-        if level != "collection" and not frame.empty:
+        if level not in ("collection", "rescore") and not frame.empty:
             groups, series = frames.chart_series(
                 frame, level, ("model_error_rate", "validated_model_error_rate")
             )
@@ -78,7 +79,7 @@ def figures_detail(request: HttpRequest, collection: str) -> HttpResponse:
 
 @role_required(user_can_see_adversarial_figures, FIGURES_ONLY)
 def figures_table(request: HttpRequest, collection: str, level: str, fmt: str) -> HttpResponse:
-    if level not in frames.LEVELS:
+    if level not in frames.TABLES:
         raise Http404("no such table")
     selectors.collection_rounds(collection=collection)  # a 404 without rounds
     frame = selectors.collection_figures(collection=collection)[level]

@@ -181,4 +181,24 @@ def summary_lines(metrics: dict[str, Any], dataset: str) -> list[str]:
                 if c.get("computed")
                 else f"subtask C: {c['reason']}"
             )
+    return lines + adversarial_lines(metrics.get("adversarial"))
+
+
+def adversarial_lines(adversarial: dict[str, Any] | None) -> list[str]:
+    """An adversarial release's figures: accuracy per round, on fooling and non-fooling
+    items and per ANLI split (none for other releases)."""
+    if not adversarial:
+        return []
+
+    def figure(f: dict[str, Any]) -> str:
+        return f"{_pct(f['accuracy'])} ({f['correct']}/{f['n']})"
+
+    lines = [f"adversarial items: {adversarial['items']}"]
+    lines += [f"round {f['round']}: {figure(f)}" for f in adversarial["by_round"]]
+    lines.append(
+        f"fooled a model of its round: {figure(adversarial['fooling'])}; "
+        f"fooled no model: {figure(adversarial['non_fooling'])}"
+    )
+    if adversarial.get("by_split"):
+        lines.append("; ".join(f"split {f['split']}: {figure(f)}" for f in adversarial["by_split"]))
     return lines
