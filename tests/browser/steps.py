@@ -1,6 +1,7 @@
 """Steps the browser tests share, each done with the links and buttons of the pages: answer
-a campaign by keyboard as annotators, confirm a pipeline's stage, publish a release from its page, download it in one file and load every config its card names
-with Hugging Face `datasets`, start a run and see its results without a click."""
+a campaign by keyboard as annotators, confirm a pipeline's stage, publish a release from
+its page, download it in one file and load every config its card names with Hugging Face
+`datasets`, start a run and see its results without a click."""
 
 from __future__ import annotations
 
