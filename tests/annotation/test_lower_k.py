@@ -19,6 +19,7 @@ from annotation.services import (
     items_k_lower,
     judgment_submit,
 )
+from tests.annotation.test_task_types import TEMPLATE_SYNTAX
 from tests.datasets.factories import SchemaFactory
 
 pytestmark = pytest.mark.django_db
@@ -93,6 +94,8 @@ def test_the_pipeline_and_dashboard_pages_lower_k_for_the_items_out_of_reach(
     assert 'name="k" min="1" max="2" value="1"' in html  # what the item can still reach
     dashboard = client.get(reverse("annotation:dashboard")).content.decode()
     assert 'class="lower-k" data-campaign="p-writing"' in dashboard
+    for shown in (html, dashboard):
+        assert [token for token in TEMPLATE_SYNTAX if token in shown] == []  # no leaked markup
 
     # a K the item cannot take is refused with the reason, back on the page it came from
     response = client.post(form.group(1), {"k": "3", "next": detail}, follow=True)

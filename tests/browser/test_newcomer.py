@@ -13,18 +13,23 @@ from django.core.management import call_command
 from annotation.models import Pipeline
 from releases.card import CITATIONS, LICENCES, WHAT
 from releases.models import Release, ReleaseStatus
-from tests.browser.steps import download, every_config_loads, publish, run_shows_its_results_without_a_click
-from tests.browser.test_pipeline import TEMPLATE, _annotators, _label, _validate, _vote, _work, _write
+from tests.browser.steps import (
+    TEMPLATE,
+    annotators,
+    confirm,
+    download,
+    every_config_loads,
+    label,
+    publish,
+    run_shows_its_results_without_a_click,
+    validate,
+    vote,
+    work,
+    write,
+)
 from tests.evaluation.tiny_models import build_tiny_causal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def _confirm(page, expect: str) -> None:
-    page.reload()
-    page.wait_for_selector("#confirm")
-    page.click("#confirm")
-    page.wait_for_selector(f".messages >> text={expect}")
 
 
 def _skip_and_reopen(page) -> int:
@@ -61,7 +66,7 @@ def test_a_newcomers_hour_from_import_to_a_published_release(
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.WINNOW_MODELS_DIR = tmp_path / "models"
     build_tiny_causal(tmp_path / "models" / "tiny-causal")
-    writers = _annotators(5)
+    writers = annotators(5)
     pages = []
     for user in writers:
         tab = new_page()
@@ -93,24 +98,24 @@ def test_a_newcomers_hour_from_import_to_a_published_release(
     # one writer skips an item from the text field, then reopens it from the Skipped list
     _skip_and_reopen(pages[0])
     for i, tab in enumerate(pages):
-        assert _work(tab, "kettles-writing", _write(i)) == 3
-    _confirm(page, "Reason writing done")
+        assert work(tab, "kettles-writing", write(i)) == 3
+    confirm(page, "Reason writing done")
     for tab in pages:
-        assert _work(tab, "kettles-validation", _validate) == 15
-    _confirm(page, "Validation of the written reasons done")
+        assert work(tab, "kettles-validation", validate) == 15
+    confirm(page, "Validation of the written reasons done")
     call_command(
         "generate_reasons",
         *("--collection", "mine", "--model", "tiny-causal", "--k", "1", "--max-new-tokens", "4"),
         stdout=StringIO(),
         stderr=StringIO(),
     )
-    _confirm(page, "Candidate pool done")
+    confirm(page, "Candidate pool done")
     for tab in pages:
-        _work(tab, "kettles-plausibility", _vote)
-    _confirm(page, "Plausibility voting done")
+        work(tab, "kettles-plausibility", vote)
+    confirm(page, "Plausibility voting done")
     for tab in pages:
-        assert _work(tab, "kettles-knowledge", _label) == 6
-    _confirm(page, "Knowledge types done")
+        assert work(tab, "kettles-knowledge", label) == 6
+    confirm(page, "Knowledge types done")
     assert Pipeline.objects.get(name="kettles").status == "done"
 
     # the finished pipeline says where its output went, and releases it from a filled form

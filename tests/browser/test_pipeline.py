@@ -4,94 +4,17 @@ stage by keyboard, the curator confirms each stage in the browser, and the relea
 collection carries human, reverse and generated reasons with the labels the campaigns gave."""
 
 from io import StringIO
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from annotation.models import Pipeline
-from core.roles import Role
 from datasets.models import Reason
 from releases.models import Release, ReleaseStatus
-from tests.browser.steps import publish
+from tests.browser.steps import TEMPLATE, annotators, confirm, label, publish, validate, vote, work, write
 from tests.evaluation.tiny_models import build_tiny_causal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-TEMPLATE = Path(settings.BASE_DIR) / "static" / "import-templates" / "schemas.csv"
-
-
-def _keyword(sentence: str) -> str:
-    """What decides each template question: "tall" (kettle-1), "low" (kettle-2), "two" (lamp-1)."""
-    return next(word for word in ("tall", "low", "two") if word in sentence)
-
-
-def _annotators(n: int) -> list:
-    group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
-    users = []
-    for i in range(n):
-        user = get_user_model().objects.create_user(username=f"writer{i}", password=f"pw-writer{i}")
-        user.groups.add(group)
-        users.append(user)
-    return users
-
-
-def _work(page, campaign: str, answer) -> int:
-    """Answer every item the campaign gives, by keyboard only: Enter starts, ``answer``
-    (page -> keys, or text to type) answers, Enter submits; the progress counter says
-    when the next item is in."""
-    page.goto(f"/annotation/campaigns/{campaign}/")
-    page.keyboard.press("Enter")  # Start (the focused button)
-    done = 0
-    while True:
-        page.wait_for_selector("#annotate-form, #done, #refused")
-        if page.locator("#annotate-form").count() == 0:
-            return done
-        kind, value = answer(page)
-        if kind == "type":
-            page.locator("#text").focus()
-            page.keyboard.type(value)
-        else:
-            page.keyboard.press(value)
-        page.keyboard.press("Enter")
-        done += 1
-        page.wait_for_function(
-            "n => (document.querySelector('#progress-text') || {}).textContent?.startsWith(n + ' done')"
-            " || document.querySelector('#done')",
-            arg=done,
-        )
-
-
-def _write(i):
-    def answer(page):
-        return "type", f"the {_keyword(page.inner_text('blockquote.sentence'))} one, says writer {i}"
-
-    return answer
-
-
-def _validate(page):
-    reason = page.inner_text("#reason")
-    return "key", "y" if ("writer 0" in reason or "writer 1" in reason) else "n"
-
-
-def _vote(page):
-    # a human reason names its own question's word; a reverse one the twin's; generated: neither
-    reason = page.inner_text("#reason")
-    right = "writer" in reason and _keyword(page.inner_text("blockquote.sentence")) in reason
-    return "key", "y" if right else "n"
-
-
-def _label(page):
-    return "key", "2" if "two" in page.inner_text("blockquote.sentence") else "1"  # Object / Property
-
-
-def _confirm(page, expect: str) -> None:
-    page.goto("/annotation/pipelines/kettles/")
-    page.wait_for_selector("#confirm")
-    page.click("#confirm")
-    page.wait_for_selector(f".messages >> text={expect}")
 
 
 def test_winowhy_pipeline_from_import_to_release(
@@ -100,7 +23,7 @@ def test_winowhy_pipeline_from_import_to_release(
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.WINNOW_MODELS_DIR = tmp_path / "models"
     build_tiny_causal(tmp_path / "models" / "tiny-causal")
-    writers = _annotators(5)
+    writers = annotators(5)
     pages = []
     for user in writers:
         tab = new_page()
@@ -125,10 +48,10 @@ def test_winowhy_pipeline_from_import_to_release(
     page.wait_for_selector("#waiting >> text=3 of 3 items of reason writing still need judgments")
 
     for i, tab in enumerate(pages):
-        assert _work(tab, "kettles-writing", _write(i)) == 3
-    _confirm(page, "Reason writing done")
+        assert work(tab, "kettles-writing", write(i)) == 3
+    confirm(page, "Reason writing done")
     for tab in pages:
-        assert _work(tab, "kettles-validation", _validate) == 15
+        assert work(tab, "kettles-validation", validate) == 15
 
     # the validation's outcome and the pool waiting for the curator, with the command line
     page.goto("/annotation/pipelines/kettles/")
@@ -158,11 +81,11 @@ def test_winowhy_pipeline_from_import_to_release(
     page.wait_for_selector(".messages >> text=Candidate pool done")
 
     for tab in pages:
-        assert _work(tab, "kettles-plausibility", _vote) == 10 + generated
-    _confirm(page, "Plausibility voting done")
+        assert work(tab, "kettles-plausibility", vote) == 10 + generated
+    confirm(page, "Plausibility voting done")
     for tab in pages:
-        assert _work(tab, "kettles-knowledge", _label) == 6
-    _confirm(page, "Knowledge types done")
+        assert work(tab, "kettles-knowledge", label) == 6
+    confirm(page, "Knowledge types done")
     stages = page.inner_text("#stages")
     assert "kettle-1: Property" in stages and "lamp-1: Object" in stages
     assert Pipeline.objects.get(name="kettles").status == "done"
