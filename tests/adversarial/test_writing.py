@@ -26,6 +26,14 @@ from annotation.services import campaign_aggregate
 from datasets.models import ComVEItem, Schema
 from datasets.services import campaign_source_file
 from tests.adversarial.factories import PAIR, TWINS, adversarial_round, slot_for, writing_campaign
+from tests.annotation.test_task_types import TEMPLATE_SYNTAX
+
+
+def _clean(html: str) -> str:
+    """The page or fragment, once checked for leaked template syntax."""
+    assert [token for token in TEMPLATE_SYNTAX if token in html] == []
+    return html
+
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +70,7 @@ def test_checking_shows_each_models_choice_and_margin_and_every_try_is_kept(
         assert twin["fooled"] == (twin["margin"] < 0 or twin["choice"] != twin["right"])
     # the answer to the check says the try is with the models; the panel polls its verdict
     assert 'data-state="waiting"' in first.content.decode()
-    html = client.get(reverse("adversarial:try", args=[attempt.pk]), **HTMX).content.decode()
+    html = _clean(client.get(reverse("adversarial:try", args=[attempt.pk]), **HTMX).content.decode())
     assert 'id="adversarial-verdict"' in html and "tiny-llama" in html and 'id="adversarial-keep"' in html
     assert f"{verdict['twins'][0]['margin']:.3f}" in html
     # revise and check again: a second try, the first kept as it was
@@ -75,7 +83,7 @@ def test_checking_shows_each_models_choice_and_margin_and_every_try_is_kept(
     assert item.tries == 2 and item.status == AdversarialStatus.WRITING and item.round == found
     # the page shows the latest try, its verdict and the tries
     page = client.get(reverse("annotation:campaign-annotate", args=[writing_campaign(found).name]))
-    text = page.content.decode()
+    text = _clean(page.content.decode())
     assert "too little." in text and 'id="adversarial-tries"' in text and 'id="adversarial-verdict"' in text
     assert "Check with the models" in text
 
@@ -209,7 +217,7 @@ def test_a_waiting_try_polls_and_a_lost_worker_leaves_a_clear_message_and_the_tr
     assert f'hx-get="{poll}"' in waiting.content.decode() and "is with the models" in waiting.content.decode()
     # no worker answered within WINNOW_ADVERSARIAL_TIMEOUT: the page says so and stops polling
     AdversarialTry.objects.filter(pk=attempt.pk).update(queued_at=timezone.now() - timedelta(hours=1))
-    lost = client.get(poll, **HTMX).content.decode()
+    lost = _clean(client.get(poll, **HTMX).content.decode())
     assert "No model worker answered try 1 in time" in lost and "Your try is kept" in lost
     assert "hx-get" not in lost and 'id="adversarial-again"' in lost
     # check again: the same try goes to the models once more and is scored
