@@ -5,7 +5,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Campaign, CampaignItem, StudyLink
+from annotation.models import Campaign, CampaignItem, StudyLink, Task
 from annotation.services import CampaignError, campaign_annotator_pause, campaign_create
 from annotation.task_types import TASKS
 from tests.datasets.factories import ComVEItemFactory, ReasonFactory, SchemaFactory
@@ -153,8 +153,13 @@ def test_annotation_demo_creates_one_campaign_per_task_once(capsys):
     call_command("annotation_demo")
     assert Campaign.objects.count() == 8
     # the tasks of DESIGN section 5 and the rewrite; a plausibility campaign of a model's
-    # explanations is made from an evaluation run (a generation job), not by the demo
-    assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS) - {"explanation_plausibility"}
+    # explanations is made from an evaluation run (a generation job), not by the demo, and
+    # adversarial writing and validation campaigns are a round's stages (an adversarial pipeline)
+    adversarial = {Task.ADVERSARIAL_WINOGRAD, Task.ADVERSARIAL_COMVE, Task.ADVERSARIAL_VALIDATION}
+    assert set(Campaign.objects.values_list("task", flat=True)) == set(TASKS) - {
+        "explanation_plausibility",
+        *adversarial,
+    }
     call_command("annotation_demo")
     assert Campaign.objects.count() == 8
     assert "demo-plausibility: exists" in capsys.readouterr().out
