@@ -318,6 +318,9 @@ def judgment_change(
                 "longer be changed."
             )
         spec = task_spec(campaign.task)
+        if spec.content_clean is not None:
+            # an adversarial item was kept (as its last scored try) or retracted: final
+            raise JudgmentLocked("A kept or retracted item is final: write a new one in the next slot.")
         try:
             answer, text, payload = answer_clean(
                 campaign.task,

@@ -151,6 +151,14 @@ def test_a_kept_item_becomes_a_twin_pair_of_the_rounds_collection_linked_to_it(
         judgment.answer == "kept" and judgment.payload == attempt.content and judgment.annotator == annotator
     )
     campaign = writing_campaign(found)
+    # the kept item is final: the annotate page's change of an answer is refused
+    change = client.post(
+        reverse("annotation:item-change", args=[campaign.name, assignment.campaign_item_id]),
+        {"answer": "retracted"},
+    )
+    assert change.status_code == 409 and "final" in change.content.decode()
+    judgment.refresh_from_db()
+    assert judgment.answer == "kept"
     summary = campaign_aggregate(campaign=campaign)
     assert summary.created == 2 and summary.labels["kept"] == 1
     item.refresh_from_db()
