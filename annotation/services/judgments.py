@@ -80,8 +80,13 @@ def judgment_submit(
     payload: dict[str, Any] | None = None,
     duration_ms: int | None = None,
     now: datetime | None = None,
+    through_models: bool = False,
 ) -> SubmitResult:
     """Record an annotator's answer on a leased item, exactly once.
+
+    An adversarial writing slot is answered only by keeping or retracting the item after
+    its tries (``evaluation.adversarial.services``, which pass ``through_models``), never
+    from the annotate page's form or the API.
 
     A repeated submission (double click, resend) returns the judgment recorded the first
     time (``created`` False). A lease past its time is still accepted while the item has
@@ -112,8 +117,12 @@ def judgment_submit(
                 and CampaignItem.campaign.is_cached(known)
                 else Campaign.objects.get(pk=locked.campaign_id)
             )
+            spec = task_spec(campaign.task)
+            if spec.content_clean is not None and not through_models:
+                raise JudgmentRefused(
+                    "An adversarial item is kept or retracted from its page, after checking it with the models."
+                )
             try:
-                spec = task_spec(campaign.task)
                 answer, text, payload = answer_clean(
                     campaign.task,
                     answer=answer,

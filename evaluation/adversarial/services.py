@@ -236,7 +236,11 @@ def adversarial_keep(*, writer: Actor, assignment: Assignment) -> Finished:
             raise AdversarialError("No try has its verdict yet: wait for the models, or check again.")
         verdict, fooled = verdicts.item_verdict(last.verdicts)
         result = judgment_submit(
-            annotator=writer, assignment=assignment, answer=ADVERSARIAL_KEPT, payload=dict(last.content)
+            annotator=writer,
+            assignment=assignment,
+            answer=ADVERSARIAL_KEPT,
+            payload=dict(last.content),
+            through_models=True,
         )
         _finish(item, AdversarialStatus.KEPT, content=last.content, verdict=verdict, fooled=fooled)
     return Finished(item=item, judgment_id=result.judgment.pk)
@@ -252,7 +256,9 @@ def adversarial_retract(*, writer: Actor, assignment: Assignment) -> Finished:
         )
         if item.status != AdversarialStatus.WRITING:
             raise AdversarialError(f"This item was {item.get_status_display()} already.")
-        result = judgment_submit(annotator=writer, assignment=assignment, answer=ADVERSARIAL_RETRACTED)
+        result = judgment_submit(
+            annotator=writer, assignment=assignment, answer=ADVERSARIAL_RETRACTED, through_models=True
+        )
         _finish(item, AdversarialStatus.RETRACTED, content={}, verdict="", fooled=[])
     return Finished(item=item, judgment_id=result.judgment.pk)
 

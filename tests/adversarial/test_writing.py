@@ -203,6 +203,24 @@ def test_a_retracted_item_makes_no_rows_and_keeps_its_tries(
     assert AdversarialTry.objects.count() == 1
 
 
+def test_the_annotate_pages_own_form_cannot_keep_an_item_past_the_models(client, writing):
+    found, assignment = writing
+    campaign = writing_campaign(found)
+    page = client.post(
+        reverse("annotation:campaign-annotate", args=[campaign.name]),
+        {"assignment": assignment.pk, "answer": "kept", **PAIR},
+        **HTMX,
+    )
+    assert "kept or retracted from its page" in page.content.decode()
+    assert not Judgment.objects.exists() and not AdversarialItem.objects.exists()
+    # the service behind the page and the API refuses it (judgment_submit)
+    from annotation.errors import JudgmentRefused
+    from annotation.services import judgment_submit
+
+    with pytest.raises(JudgmentRefused, match="after checking it with the models"):
+        judgment_submit(annotator=assignment.annotator, assignment=assignment, answer="retracted")
+
+
 def test_keeping_needs_a_scored_try(client, writing, django_capture_on_commit_callbacks):
     found, assignment = writing
     url = reverse("adversarial:keep", args=[writing_campaign(found).name])
