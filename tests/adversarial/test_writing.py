@@ -18,14 +18,16 @@ from annotation.models import (
     AdversarialTry,
     Judgment,
     PipelineKind,
+    Task,
     TryStatus,
     ValidationStatus,
     Verdict,
 )
-from annotation.services import campaign_aggregate
+from annotation.services import assignment_next, campaign_aggregate
 from datasets.models import ComVEItem, Schema
 from datasets.services import campaign_source_file
 from tests.adversarial.factories import PAIR, TWINS, adversarial_round, slot_for, writing_campaign
+from tests.annotation.factories import campaign_for
 from tests.annotation.test_task_types import TEMPLATE_SYNTAX
 
 
@@ -406,3 +408,17 @@ def test_the_web_process_never_imports_torch():
         "assert 'transformers' not in sys.modules, 'transformers was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_an_item_of_another_task_is_refused_with_a_message(
+    client, annotator, django_capture_on_commit_callbacks
+):
+    campaign = campaign_for(Task.SWITCHABILITY, k=1)
+    assignment = assignment_next(campaign=campaign, annotator=annotator)
+    assert assignment is not None
+    client.force_login(annotator)
+    response = client.post(
+        reverse("adversarial:check", args=[campaign.name]), {"assignment": assignment.pk, **TWINS}
+    )
+    assert response.status_code == 400 and "not adversarial writing" in response.content.decode()
+    assert not AdversarialTry.objects.exists()
