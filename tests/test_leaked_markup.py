@@ -83,6 +83,10 @@ NOT_A_PAGE = {
     "annotation:pipeline-advance",
     "crowd:link-close",
     "releases:release-approve",
+    "adversarial:check",
+    "adversarial:keep",
+    "adversarial:retract",
+    "adversarial:again",
 }
 NOT_A_PAGE_NAMESPACES = {
     "admin",

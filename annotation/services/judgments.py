@@ -97,8 +97,13 @@ def judgment_submit(
     payload: dict[str, Any] | None = None,
     duration_ms: int | None = None,
     now: datetime | None = None,
+    through_models: bool = False,
 ) -> SubmitResult:
     """Record an annotator's answer on a leased item, exactly once.
+
+    An adversarial writing slot is answered only by keeping or retracting the item after
+    its tries (``evaluation.adversarial.services``, which pass ``through_models``), never
+    from the annotate page's form or the API.
 
     A repeated submission (double click, resend) returns the judgment recorded the first
     time (``created`` False). A lease past its time is still accepted while the item has
@@ -129,8 +134,12 @@ def judgment_submit(
                 and CampaignItem.campaign.is_cached(known)
                 else Campaign.objects.get(pk=locked.campaign_id)
             )
+            spec = task_spec(campaign.task)
+            if spec.content_clean is not None and not through_models:
+                raise JudgmentRefused(
+                    "An adversarial item is kept or retracted from its page, after checking it with the models."
+                )
             try:
-                spec = task_spec(campaign.task)
                 answer, text, payload = answer_clean(
                     campaign.task,
                     answer=answer,
@@ -342,6 +351,9 @@ def judgment_change(
                 "longer be changed."
             )
         spec = task_spec(campaign.task)
+        if spec.content_clean is not None:
+            # an adversarial item was kept (as its last scored try) or retracted: final
+            raise JudgmentLocked("A kept or retracted item is final: write a new one in the next slot.")
         try:
             answer, text, payload = answer_clean(
                 campaign.task,

@@ -21,7 +21,9 @@ Hooks: ``item_relations`` and ``present`` (what an annotator sees), ``gold_answe
 the curator reads it), ``adjudication_decisions``, ``context`` and ``vote_label`` (what the
 curator's adjudication page shows of an item and its votes), ``aggregate_item`` and
 ``aggregate_finish`` (the paper's rule: per item, then over the campaign), and the
-agreement page's ``plausible_answer`` and ``answers_are_knowledge_types``.
+agreement page's ``plausible_answer`` and ``answers_are_knowledge_types``. One hook is
+optional (the base class does nothing): ``rows_written``, called once an aggregation has
+written the rows of the tasks' written answers, with the ids made from each judgment.
 """
 
 from __future__ import annotations

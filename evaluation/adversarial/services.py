@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -154,11 +155,22 @@ def _scorer(found: AdversarialRound) -> Score:
     return lambda model, content: verdicts.winograd_verdict(model, content, method=method)
 
 
+#: Where each registry model was found, per worker process: the registry is read again only
+#: for a name not seen yet or whose files are gone (a scan reads every model's header).
+_REGISTRY_PATHS: dict[str, Path] = {}
+
+
 def _model(name: str) -> Any:
-    entry = model_get(name=name)
-    if entry is None:
-        raise AdversarialError(f"model {name!r} is not in this server's registry (any more)")
-    return model_cache.load(entry.path)
+    """The registry model ``name``, loaded through the worker's cache (warm between tries;
+    the cache checks the files' SHA-256 at every load)."""
+    path = _REGISTRY_PATHS.get(name)
+    if path is None or not path.exists():
+        entry = model_get(name=name)
+        if entry is None:
+            _REGISTRY_PATHS.pop(name, None)
+            raise AdversarialError(f"model {name!r} is not in this server's registry (any more)")
+        path = _REGISTRY_PATHS[name] = entry.path
+    return model_cache.load(path)
 
 
 def models_score(
@@ -224,7 +236,11 @@ def adversarial_keep(*, writer: Actor, assignment: Assignment) -> Finished:
             raise AdversarialError("No try has its verdict yet: wait for the models, or check again.")
         verdict, fooled = verdicts.item_verdict(last.verdicts)
         result = judgment_submit(
-            annotator=writer, assignment=assignment, answer=ADVERSARIAL_KEPT, payload=dict(last.content)
+            annotator=writer,
+            assignment=assignment,
+            answer=ADVERSARIAL_KEPT,
+            payload=dict(last.content),
+            through_models=True,
         )
         _finish(item, AdversarialStatus.KEPT, content=last.content, verdict=verdict, fooled=fooled)
     return Finished(item=item, judgment_id=result.judgment.pk)
@@ -240,7 +256,9 @@ def adversarial_retract(*, writer: Actor, assignment: Assignment) -> Finished:
         )
         if item.status != AdversarialStatus.WRITING:
             raise AdversarialError(f"This item was {item.get_status_display()} already.")
-        result = judgment_submit(annotator=writer, assignment=assignment, answer=ADVERSARIAL_RETRACTED)
+        result = judgment_submit(
+            annotator=writer, assignment=assignment, answer=ADVERSARIAL_RETRACTED, through_models=True
+        )
         _finish(item, AdversarialStatus.RETRACTED, content={}, verdict="", fooled=[])
     return Finished(item=item, judgment_id=result.judgment.pk)
 

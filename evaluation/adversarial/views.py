@@ -175,6 +175,8 @@ def _done(request: HttpRequest, campaign: Campaign, message: str) -> HttpRespons
 def _refused(request: HttpRequest, assignment: Assignment, error: WinnowError) -> HttpResponse:
     """A refused action, said in the verdict panel (htmx) or on the page (without JavaScript)."""
     campaign = assignment.campaign_item.campaign
+    if campaign.task not in FIELDS:  # not a writing slot: no panel to say it in
+        raise error
     if not _htmx(request):
         messages.error(request, str(error))
         return redirect(_page(campaign, assignment.campaign_item_id))

@@ -18,14 +18,24 @@ from annotation.models import (
     AdversarialTry,
     Judgment,
     PipelineKind,
+    Task,
     TryStatus,
     ValidationStatus,
     Verdict,
 )
-from annotation.services import campaign_aggregate
+from annotation.services import assignment_next, campaign_aggregate
 from datasets.models import ComVEItem, Schema
 from datasets.services import campaign_source_file
 from tests.adversarial.factories import PAIR, TWINS, adversarial_round, slot_for, writing_campaign
+from tests.annotation.factories import campaign_for
+from tests.annotation.test_task_types import TEMPLATE_SYNTAX
+
+
+def _clean(html: str) -> str:
+    """The page or fragment, once checked for leaked template syntax."""
+    assert [token for token in TEMPLATE_SYNTAX if token in html] == []
+    return html
+
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +72,7 @@ def test_checking_shows_each_models_choice_and_margin_and_every_try_is_kept(
         assert twin["fooled"] == (twin["margin"] < 0 or twin["choice"] != twin["right"])
     # the answer to the check says the try is with the models; the panel polls its verdict
     assert 'data-state="waiting"' in first.content.decode()
-    html = client.get(reverse("adversarial:try", args=[attempt.pk]), **HTMX).content.decode()
+    html = _clean(client.get(reverse("adversarial:try", args=[attempt.pk]), **HTMX).content.decode())
     assert 'id="adversarial-verdict"' in html and "tiny-llama" in html and 'id="adversarial-keep"' in html
     assert f"{verdict['twins'][0]['margin']:.3f}" in html
     # revise and check again: a second try, the first kept as it was
@@ -75,7 +85,7 @@ def test_checking_shows_each_models_choice_and_margin_and_every_try_is_kept(
     assert item.tries == 2 and item.status == AdversarialStatus.WRITING and item.round == found
     # the page shows the latest try, its verdict and the tries
     page = client.get(reverse("annotation:campaign-annotate", args=[writing_campaign(found).name]))
-    text = page.content.decode()
+    text = _clean(page.content.decode())
     assert "too little." in text and 'id="adversarial-tries"' in text and 'id="adversarial-verdict"' in text
     assert "Check with the models" in text
 
@@ -143,6 +153,14 @@ def test_a_kept_item_becomes_a_twin_pair_of_the_rounds_collection_linked_to_it(
         judgment.answer == "kept" and judgment.payload == attempt.content and judgment.annotator == annotator
     )
     campaign = writing_campaign(found)
+    # the kept item is final: the annotate page's change of an answer is refused
+    change = client.post(
+        reverse("annotation:item-change", args=[campaign.name, assignment.campaign_item_id]),
+        {"answer": "retracted"},
+    )
+    assert change.status_code == 409 and "final" in change.content.decode()
+    judgment.refresh_from_db()
+    assert judgment.answer == "kept"
     summary = campaign_aggregate(campaign=campaign)
     assert summary.created == 2 and summary.labels["kept"] == 1
     item.refresh_from_db()
@@ -187,6 +205,24 @@ def test_a_retracted_item_makes_no_rows_and_keeps_its_tries(
     assert AdversarialTry.objects.count() == 1
 
 
+def test_the_annotate_pages_own_form_cannot_keep_an_item_past_the_models(client, writing):
+    found, assignment = writing
+    campaign = writing_campaign(found)
+    page = client.post(
+        reverse("annotation:campaign-annotate", args=[campaign.name]),
+        {"assignment": assignment.pk, "answer": "kept", **PAIR},
+        **HTMX,
+    )
+    assert "kept or retracted from its page" in page.content.decode()
+    assert not Judgment.objects.exists() and not AdversarialItem.objects.exists()
+    # the service behind the page and the API refuses it (judgment_submit)
+    from annotation.errors import JudgmentRefused
+    from annotation.services import judgment_submit
+
+    with pytest.raises(JudgmentRefused, match="after checking it with the models"):
+        judgment_submit(annotator=assignment.annotator, assignment=assignment, answer="retracted")
+
+
 def test_keeping_needs_a_scored_try(client, writing, django_capture_on_commit_callbacks):
     found, assignment = writing
     url = reverse("adversarial:keep", args=[writing_campaign(found).name])
@@ -209,7 +245,7 @@ def test_a_waiting_try_polls_and_a_lost_worker_leaves_a_clear_message_and_the_tr
     assert f'hx-get="{poll}"' in waiting.content.decode() and "is with the models" in waiting.content.decode()
     # no worker answered within WINNOW_ADVERSARIAL_TIMEOUT: the page says so and stops polling
     AdversarialTry.objects.filter(pk=attempt.pk).update(queued_at=timezone.now() - timedelta(hours=1))
-    lost = client.get(poll, **HTMX).content.decode()
+    lost = _clean(client.get(poll, **HTMX).content.decode())
     assert "No model worker answered try 1 in time" in lost and "Your try is kept" in lost
     assert "hx-get" not in lost and 'id="adversarial-again"' in lost
     # check again: the same try goes to the models once more and is scored
@@ -372,3 +408,17 @@ def test_the_web_process_never_imports_torch():
         "assert 'transformers' not in sys.modules, 'transformers was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_an_item_of_another_task_is_refused_with_a_message(
+    client, annotator, django_capture_on_commit_callbacks
+):
+    campaign = campaign_for(Task.SWITCHABILITY, k=1)
+    assignment = assignment_next(campaign=campaign, annotator=annotator)
+    assert assignment is not None
+    client.force_login(annotator)
+    response = client.post(
+        reverse("adversarial:check", args=[campaign.name]), {"assignment": assignment.pk, **TWINS}
+    )
+    assert response.status_code == 400 and "not adversarial writing" in response.content.decode()
+    assert not AdversarialTry.objects.exists()

@@ -163,8 +163,8 @@ ANSWERS: dict[str, dict[str, Any]] = {
     Task.COMVE_CHECK: {"answer": "1", "payload": {"option": "A"}},
     Task.COMVE_REWRITE: {"payload": COMVE_WRITTEN},
     Task.EXPLANATION_PLAUSIBILITY: {"answer": "plausible"},
-    # adversarial writing records a kept item through its tries (evaluation.adversarial);
-    # retracting needs none
+    # a valid answer of adversarial writing, which only its own page records (the item kept or
+    # retracted through evaluation.adversarial); the annotate page's form is refused
     Task.ADVERSARIAL_WINOGRAD: {"answer": "retracted"},
     Task.ADVERSARIAL_COMVE: {"answer": "retracted"},
     Task.ADVERSARIAL_VALIDATION: {"answer": "correct"},

@@ -17,6 +17,9 @@ PAPER_K = {
     "comve_rewrite": 1,  # one writer rewrites an item (ComVE 3.1 names no number)
     # the task proposal (paper 003, "Quality Control"): "at least three testees"
     "explanation_plausibility": 3,
+    # one writer per slot, as ComVE writing (ANLI, Dynabench: a writer and the models in the loop)
+    "adversarial_winograd": 1,
+    "adversarial_comve": 1,
 }
 
 
