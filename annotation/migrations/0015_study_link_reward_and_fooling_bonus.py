@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_adversarial_writing'),
+        ('annotation', '0014_campaignitem_own_k_index'),
     ]
 
     operations = [

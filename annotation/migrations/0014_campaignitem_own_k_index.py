@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_adversarial_writing'),
+        ('annotation', '0013_adversarial_try_queued_at'),
         ('datasets', '0011_collection_card_facts'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
