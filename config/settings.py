@@ -223,7 +223,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_ROUTES = {"evaluation.tasks.*": {"queue": "models"}}
+CELERY_TASK_ROUTES = {
+    # a writer waits for the verdict of a try (docs/adversarial.md): its own queue, so that a
+    # long evaluation run on the models queue never holds it back; a warm worker serves it
+    "evaluation.tasks.adversarial_try_task": {"queue": "verdicts"},
+    "evaluation.tasks.*": {"queue": "models"},
+}
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=6 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
@@ -247,6 +252,10 @@ WINNOW_JOB_MAX_ATTEMPTS = env.int("WINNOW_JOB_MAX_ATTEMPTS", default=3)
 # Adversarial writing (docs/adversarial.md): a try waiting longer than this many seconds for
 # the models is shown to its writer as lost (no worker took it), to be checked again.
 WINNOW_ADVERSARIAL_TIMEOUT = env.float("WINNOW_ADVERSARIAL_TIMEOUT", default=120.0)
+# Threads a verdict worker's models score with: one, so that on a small machine the web,
+# the database and the verdict worker each keep a core (two threads sharing a busy core
+# wait on each other: 7x slower measured under load).
+WINNOW_VERDICT_THREADS = env.int("WINNOW_VERDICT_THREADS", default=1)
 
 # Releases: with WINNOW_RELEASE_SECOND_APPROVER=1 a curator may not approve a release
 # they created; another curator must (releases.services.release_approve enforces it for

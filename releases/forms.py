@@ -64,7 +64,7 @@ class ReleaseCreateForm(forms.Form):
         required=False,
         label="Adversarial splits (ANLI)",
         help_text="A collection written with models in the loop: only its validated items, dev and test "
-        "only from those that fooled a model, train from every other (docs/adversarial_figures.md).",
+        "only from those that fooled a model, train from every other (docs/adversarial.md).",
     )
     adversarial_seed = forms.IntegerField(
         required=False,

@@ -209,8 +209,8 @@ def _what_the_demo_lacks(captured, tiny_models) -> None:
     """The objects whose pages the demo has nothing for, made as the app makes them (tiny
     models instead of SmolLM2): a finished generation job, a cloze run on a ComVE release,
     an audit of the demo's WSC release, a release approved and not yet published (its
-    publish page), and two finished runs on one release (their comparison links each
-    item's page)."""
+    publish page), two finished runs on one release (their comparison links each item's
+    page), and an adversarial round with a writer's try waiting for the models."""
     from evaluation.audit.services import audit_create, audit_run_here, source_of_release
     from evaluation.cloze.services import ClozeSettings, cloze_run_queue, cloze_run_queued
     from evaluation.generation_jobs.services import generation_job_run, generation_reasons_create
@@ -253,6 +253,28 @@ def _what_the_demo_lacks(captured, tiny_models) -> None:
     for method in ("first", "random"):
         run = evaluation_run_create(release=f"{wsc.name}@{wsc.version}", method=method, created_by=researcher)
         assert evaluation_run(run=run).status == RunStatus.DONE
+    # an adversarial round (tiny model in the loop) whose writer annotator1 has a try waiting
+    # for the models (its panel asks again: the try's fragment), as the round's page shows it
+    from annotation.models import Task
+    from annotation.services import assignment_next
+    from evaluation.adversarial.rounds.services import round_start
+    from evaluation.adversarial.services import adversarial_try_create
+    from tests.adversarial.factories import TWINS
+
+    found = round_start(
+        curator=curator,
+        kind="adversarial_winograd",
+        collection="leak-adversarial",
+        model_names=["tiny-causal"],
+        method="partial",
+        slots=2,
+    )
+    writing = found.pipeline.stages.get(key="write").campaign
+    assert writing is not None and writing.task == Task.ADVERSARIAL_WINOGRAD
+    writer = get_user_model().objects.get(username="annotator1")
+    slot = assignment_next(campaign=writing, annotator=writer)
+    assert slot is not None
+    adversarial_try_create(writer=writer, assignment=slot, raw=TWINS)  # left queued: no worker here
 
 
 @pytest.fixture

@@ -92,6 +92,20 @@ def try_lost(attempt: AdversarialTry, *, now: Any = None) -> bool:
     return bool(since and now - since > timedelta(seconds=float(settings.WINNOW_ADVERSARIAL_TIMEOUT)))
 
 
+#: How soon the waiting panel asks again, by the try's age: often while a warm worker
+#: answers in a fraction of a second, then less as the wait grows (a model loading, a
+#: busy worker). (age below, seconds; delay, milliseconds)
+POLL_DELAYS = ((3.0, 150), (15.0, 500))
+POLL_DELAY_LAST = 1500
+
+
+def poll_delay(attempt: AdversarialTry, *, now: Any = None) -> int:
+    """Milliseconds before the verdict panel of a waiting try asks again."""
+    since = attempt.queued_at or attempt.created_at
+    age = ((now or timezone.now()) - since).total_seconds() if since else 0.0
+    return next((delay for below, delay in POLL_DELAYS if age < below), POLL_DELAY_LAST)
+
+
 def embedded_broker() -> bool:
     """The embedded setup: a filesystem broker and one worker on this machine."""
     return str(settings.CELERY_BROKER_URL).startswith("filesystem://")
@@ -167,6 +181,7 @@ def try_panel(attempt: AdversarialTry | None, *, task: str) -> dict[str, Any]:
         panel["state"] = "lost"
     else:
         panel["state"] = "waiting"
+        panel["delay"] = poll_delay(attempt)
     return panel
 
 

@@ -1,4 +1,4 @@
-"""What a release of an adversarial collection adds (issue 27, docs/adversarial_figures.md).
+"""What a release of an adversarial collection adds (issue 27, docs/adversarial.md).
 
 An item written with models in the loop (an ``AdversarialItem`` row: its twin pair of
 schemas, or its ComVE item) carries in its payload its ``round``, the models it fooled

@@ -64,7 +64,7 @@ class AdversarialFiguresApi(APIView):
         tables = selectors.collection_figures(collection=collection)
         body = {
             "collection": collection,
-            "definitions": "docs/adversarial_figures.md",
+            "definitions": "docs/adversarial.md",
             "rounds": [
                 {
                     "number": r.number,

@@ -10,7 +10,7 @@ models wrong on at least one twin of the kept try), ``models`` (the round's mode
 payment records give them (the link's reward if recorded, the curator's bonus and the bonus
 per validated fooling item).
 
-The figures of a group of records (exactly; docs/adversarial_figures.md says the same):
+The figures of a group of records (exactly; docs/adversarial.md says the same):
 
 - ``model_error_rate`` = fooling / kept: *kept* items are those the writer kept; an item is
   *fooling* when it is kept and fooled at least one model (verdict both or one). Per model,

@@ -83,5 +83,5 @@ def figures_table(request: HttpRequest, collection: str, level: str, fmt: str) -
         raise Http404("no such table")
     selectors.collection_rounds(collection=collection)  # a 404 without rounds
     frame = selectors.collection_figures(collection=collection)[level]
-    meta = {"collection": collection, "level": level, "definitions": "docs/adversarial_figures.md"}
+    meta = {"collection": collection, "level": level, "definitions": "docs/adversarial.md"}
     return table_download(frame, stem=f"adversarial-{collection}-{level}", fmt=fmt, meta=meta)

@@ -1,5 +1,5 @@
 """python manage.py adversarial_rescore --round N --collection C: earlier rounds' kept items
-scored by round N's models (docs/adversarial_writer.md, "Re-scoring")."""
+scored by round N's models (docs/adversarial.md, "Re-scoring")."""
 
 from typing import Any
 
