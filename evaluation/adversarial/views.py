@@ -21,7 +21,9 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import selectors as annotation_selectors
 from annotation.adversarial_content import COMVE_FIELDS, COMVE_OPTION_FIELDS, WINOGRAD_FIELDS, ContentError
 from annotation.models import AdversarialStatus, AdversarialTry, Assignment, Campaign, Task, TryStatus
+from annotation.participation import participation
 from annotation.permissions import user_can_annotate
+from annotation.services import AssignmentRefused
 from annotation.task_types.adversarial import try_panel
 from core.errors import WinnowError
 from core.roles import role_required
@@ -162,9 +164,17 @@ def try_again(request: HttpRequest, try_id: int) -> HttpResponse:
 
 
 def _done(request: HttpRequest, campaign: Campaign, message: str) -> HttpResponse:
-    """After keep or retract: the annotate page (the next slot starts from there)."""
+    """After keep or retract: the annotate page (the next slot starts from there). A study
+    participant's study says what comes next, as after any answer: their next slot (leased,
+    so the page shows it), or the end of their batch with its code."""
     messages.success(request, message)
     url = _page(campaign)
+    try:
+        step = participation().next_step(user=request.user, campaign=campaign)
+    except AssignmentRefused:
+        step = None  # the annotate page says why nothing is handed out
+    if step is not None and step.redirect:
+        url = step.redirect
     if _htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
