@@ -147,6 +147,13 @@ def study_link_create(
             raise AnnotationError(f"{name}: letters and digits only, at most 40")
         if other and other == code:
             raise AnnotationError(f"{name}: not the completion code (it is for a finished batch only)")
+    spec = task_spec(campaign.task)
+    if screening_items and spec.free_text:
+        raise AnnotationError(
+            f"screening items: a writing task ({spec.title}) has no right answer to check, so its "
+            "campaign has no gold items and its link cannot screen (leave 0); screen people with "
+            "another campaign's link and its gold items"
+        )
     gold = CampaignItem.objects.filter(campaign=campaign, is_gold=True).count()
     if not 0 <= screening_items <= gold:
         raise AnnotationError(

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.crowd import services as crowd
+from annotation.errors import AnnotationError
 from annotation.models import (
     AdversarialItem,
     AdversarialStatus,
@@ -20,6 +21,7 @@ from annotation.models import (
     ParticipantState,
     TryStatus,
 )
+from annotation.services import campaign_create
 from tests.adversarial.factories import TWINS, adversarial_round, writing_campaign
 
 pytestmark = pytest.mark.django_db
@@ -188,3 +190,33 @@ def test_a_participants_expired_session_on_the_writers_actions_goes_back_through
     assert kept.status_code == 204
     participant.refresh_from_db()
     assert participant.answered == 1 and participant.entries == 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: writing_campaign(adversarial_round()),
+        lambda: campaign_create(name="write", task="comve_writing", items="slots", slots=3, k=1),
+    ],
+    ids=["adversarial_winograd", "comve_writing"],
+)
+def test_a_writing_campaigns_link_refuses_screening_with_the_field_named(client, curator, make):
+    """A written item has no right answer to check, so a writing campaign has no gold
+    items: its study link screens nobody, and asking for it says so under the field."""
+    campaign = make()
+    with pytest.raises(AnnotationError) as refused:
+        crowd.study_link_create(
+            campaign=campaign, platform="prolific", consent="ok", screening_items=1, user=curator
+        )
+    assert refused.value.message.startswith("screening items: ")
+    assert "writing" in refused.value.message and "no right answer" in refused.value.message
+    client.force_login(curator)
+    response = client.post(
+        reverse("crowd:links", args=[campaign.name]),
+        {"platform": "prolific", "consent": "ok", "screening_items": "2", "pass_mark": "0.8"},
+    )
+    html = response.content.decode()
+    assert response.status_code == 400 and "no right answer" in html
+    assert not campaign.study_links.exists()
+    # without screening the link opens
+    assert crowd.study_link_create(campaign=campaign, platform="prolific", consent="ok", user=curator)
