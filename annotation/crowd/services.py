@@ -47,6 +47,7 @@ from annotation.models import (
     Platform,
     StudyLink,
     StudyLinkStatus,
+    Task,
 )
 from annotation.services import assignment_gold_next, assignment_next
 from annotation.task_types import task_spec
@@ -148,9 +149,13 @@ def study_link_create(
         if other and other == code:
             raise AnnotationError(f"{name}: not the completion code (it is for a finished batch only)")
     spec = task_spec(campaign.task)
-    if screening_items and spec.free_text:
+    # a written item has no known answer (nor a known validation): such campaigns have no gold items
+    without_gold = "a writing task" if spec.free_text else ""
+    if campaign.task == Task.ADVERSARIAL_VALIDATION:
+        without_gold = "the validation of written items"
+    if screening_items and without_gold:
         raise AnnotationError(
-            f"screening items: a writing task ({spec.title}) has no right answer to check, so its "
+            f"screening items: {without_gold} ({spec.title}) has no right answer to check, so its "
             "campaign has no gold items and its link cannot screen (leave 0); screen people with "
             "another campaign's link and its gold items"
         )

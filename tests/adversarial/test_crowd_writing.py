@@ -23,6 +23,8 @@ from annotation.models import (
 )
 from annotation.services import campaign_create
 from tests.adversarial.factories import TWINS, adversarial_round, writing_campaign
+from tests.annotation.factories import adversarial_item
+from tests.annotation.factories import adversarial_round as validation_round
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -197,19 +199,27 @@ def test_a_participants_expired_session_on_the_writers_actions_goes_back_through
     [
         lambda: writing_campaign(adversarial_round()),
         lambda: campaign_create(name="write", task="comve_writing", items="slots", slots=3, k=1),
+        lambda: campaign_create(
+            name="validate",
+            task="adversarial_validation",
+            items="adversarial",
+            ids=[adversarial_item(round=validation_round()).pk],
+        ),
     ],
-    ids=["adversarial_winograd", "comve_writing"],
+    ids=["adversarial_winograd", "comve_writing", "adversarial_validation"],
 )
 def test_a_writing_campaigns_link_refuses_screening_with_the_field_named(client, curator, make):
-    """A written item has no right answer to check, so a writing campaign has no gold
-    items: its study link screens nobody, and asking for it says so under the field."""
+    """A written item has no right answer to check (nor a known validation), so a writing
+    campaign, or a round's validation, has no gold items: its study link screens nobody,
+    and asking for it says so under the field."""
     campaign = make()
     with pytest.raises(AnnotationError) as refused:
         crowd.study_link_create(
             campaign=campaign, platform="prolific", consent="ok", screening_items=1, user=curator
         )
     assert refused.value.message.startswith("screening items: ")
-    assert "writing" in refused.value.message and "no right answer" in refused.value.message
+    assert "written" in refused.value.message or "writing" in refused.value.message
+    assert "no right answer" in refused.value.message and "add gold items" not in refused.value.message
     client.force_login(curator)
     response = client.post(
         reverse("crowd:links", args=[campaign.name]),
