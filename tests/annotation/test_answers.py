@@ -20,6 +20,9 @@ PAPER_K = {
     # one writer per slot, as ComVE writing (ANLI, Dynabench: a writer and the models in the loop)
     "adversarial_winograd": 1,
     "adversarial_comve": 1,
+    # Dynabench's num_matching_validations (3 by default: api/controllers/validations.py);
+    # ANLI's rule asks 2 and a third on disagreement (the item's own K)
+    "adversarial_validation": 3,
 }
 
 
