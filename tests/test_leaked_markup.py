@@ -62,6 +62,7 @@ NOT_A_PAGE = {
     "agreement:chart-export",
     "cloze:run-table",
     "evaluation:audit-table",
+    "adversarial-figures:table",
     "evaluation:leaderboard-table",
     "evaluation:run-compare-table",
     "evaluation:run-table",
