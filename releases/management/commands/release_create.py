@@ -39,7 +39,7 @@ class Command(BaseCommand):
             "--adversarial",
             action="store_true",
             help="An adversarial collection: only its validated items, in ANLI's splits (dev and test only "
-            "from validated fooling items, train from every other; docs/adversarial.md)",
+            "from validated fooling items, train from every other; see the docs page /docs/adversarial/#releases)",
         )
         parser.add_argument("--seed", type=int, default=0, help="With --adversarial: the splits' seed")
         parser.add_argument(
