@@ -48,13 +48,16 @@ FOOLING = {  # measured: SmolLM2 is fooled on one twin
 SIZE = {"width": 1366, "height": 900}
 
 
-def _shoot(page, name: str, bottom: str = "") -> None:
+def _shoot(page, name: str, bottom: str = "", top: str = "") -> None:
     """Save the viewport as <WINNOW_SCREENSHOTS>/<name>.png when that variable is set
-    (scrolled so that the element ``bottom`` ends at the bottom of the screen)."""
+    (scrolled so that the element ``bottom`` ends at the bottom of the screen, or the
+    element ``top`` starts at its top)."""
     folder = os.environ.get("WINNOW_SCREENSHOTS", "")
     if folder:
         if bottom:
             page.locator(bottom).evaluate("e => e.scrollIntoView({block: 'end'})")
+        if top:
+            page.locator(top).first.evaluate("e => e.scrollIntoView({block: 'start'})")
         Path(folder).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
 
@@ -205,7 +208,9 @@ def test_a_round_with_smollm2_from_writing_to_a_published_release(
     assert Release.objects.get(name="fool-smollm2").status == ReleaseStatus.PUBLISHED
     card = page.locator(".card").inner_text()
     assert "Adversarial protocol" in card and SMOLLM2_NAME in card
+    assert "split files" not in page.inner_text("#download")  # a plain release: no split files to explain
     _shoot(page, "5-release")
+    _shoot(page, "6-release-card", top=".card :text('Adversarial protocol')")
     folder = download(page, tmp_path / "reader")
     loaded = every_config_loads(folder, tmp_path / "reader")
     released = loaded["wsc"]
