@@ -208,6 +208,7 @@ def test_a_round_with_smollm2_from_writing_to_a_published_release(
     assert Release.objects.get(name="fool-smollm2").status == ReleaseStatus.PUBLISHED
     card = page.locator(".card").inner_text()
     assert "Adversarial protocol" in card and SMOLLM2_NAME in card
+    assert f"Campaign {PIPELINE}-validate (" in card  # its agreement figures: the validators judged it
     assert "split files" not in page.inner_text("#download")  # a plain release: no split files to explain
     _shoot(page, "5-release")
     _shoot(page, "6-release-card", top=".card :text('Adversarial protocol')")
