@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -69,12 +70,24 @@ def _previous_release(release: Release) -> Release | None:
     return release_previous(name=release.name, key=key, exclude_pk=release.pk)
 
 
+#: The same lookups through a written item (issue 27): a validation campaign's items are the
+#: adversarial items, whose rows are the schemas (both twins) or the ComVE item released.
+ADVERSARIAL_AGREEMENT_FIELDS = {
+    "items__schema_id__in": ("items__adversarial__schema_id__in", "items__adversarial__twin_id__in"),
+    "items__comve_item_id__in": ("items__adversarial__comve_item_id__in",),
+}
+
+
 def _agreement_summary(dataset: str, selection: dict[str, Any]) -> dict[str, Any]:
-    """Agreement figures of the campaigns that judged these items."""
+    """Agreement figures of the campaigns that judged these items (directly, or as the
+    written items a validation campaign judged)."""
     items = snapshot.item_queryset(dataset, selection).values("id")
     field = shape_for(dataset).agreement_field
+    judged = Q(**{field: items})
+    for through in ADVERSARIAL_AGREEMENT_FIELDS.get(field, ()):
+        judged |= Q(**{through: items})
     campaigns: dict[str, Any] = {}
-    for campaign in Campaign.objects.filter(**{field: items}).distinct().order_by("name"):
+    for campaign in Campaign.objects.filter(judged).distinct().order_by("name"):
         summary = agreement_services.campaign_agreement_summary(campaign=campaign)
         campaigns[campaign.name] = condense_agreement(_json_safe(summary))
     note = "" if campaigns else "no campaign has judged these items"

@@ -193,6 +193,10 @@ def test_curators_and_researchers_see_the_page_with_charts_and_downloads(
         for level in ("collection", "round", "model", "writer", "rescore"):
             assert f'id="figures-{level}"' in html
         assert 'data-chart="rates-model"' in html and "80.0%" in html  # the collection's model error rate
+        # the rates come right after what a row is about, before the counts (on screen at 1366 px)
+        assert html.index("<th>writer</th><th>model_error_rate</th>") < html.index(
+            "<th>items</th>", html.index("figures-writer")
+        )
         index = client.get(reverse("adversarial-figures:index"))
         assert reverse("adversarial-figures:detail", args=[collection]) in index.content.decode()
     csv_text = client.get(

@@ -281,3 +281,19 @@ def test_a_release_of_the_public_sets_leaves_the_written_schemas_out(
     make_schemas(4)  # the public WSC273 collection
     release = create_release(django_capture_on_commit_callbacks, user=curator, name="wsc")
     assert {p["collection"] for p in _payloads(release)} == {"wsc273"} and release.item_count == 4
+
+
+def test_the_card_gives_the_agreement_of_the_validation_campaign_that_judged_the_written_items(
+    written, curator, django_capture_on_commit_callbacks
+):
+    from annotation.models import Task
+    from annotation.services import campaign_create
+
+    ids = [written[key].pk for key in ("f1-0", "f1-1", "n-0")]
+    campaign_create(
+        name="adv-round-1-validate", task=Task.ADVERSARIAL_VALIDATION, items="adversarial", ids=ids
+    )
+    release = create_release(django_capture_on_commit_callbacks, user=curator, name="adv", collection="adv")
+    card = (services.release_folder(release) / "README.md").read_text(encoding="utf-8")
+    assert "Campaign `adv-round-1-validate` (" in card  # its items are the written items, not the rows
+    assert "No agreement figures in Winnow for this release" not in card

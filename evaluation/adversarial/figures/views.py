@@ -36,6 +36,16 @@ def _cell(column: str, value: Any) -> str:
     return str(value)
 
 
+def _page_order(columns: list[str]) -> list[str]:
+    """The page's column order: what a row is about, then the figures, then the counts
+    (on a 1366-pixel screen the rates were off to the right, past eleven counts). The
+    downloads keep the frame's order."""
+    figures = [c for c in columns if c in frames.FIGURE_COLUMNS]
+    counts = [c for c in columns if c in frames.COUNT_COLUMNS and c not in figures]
+    keys = [c for c in columns if c not in figures and c not in counts]
+    return keys + figures + counts
+
+
 @role_required(user_can_see_adversarial_figures, FIGURES_ONLY)
 def figures_index(request: HttpRequest) -> HttpResponse:
     return render(
@@ -52,7 +62,7 @@ def figures_detail(request: HttpRequest, collection: str) -> HttpResponse:
     sections = []
     for level in ("collection", "round", "model", "writer", "rescore"):
         frame = tables[level]
-        columns = [str(c) for c in frame.columns]
+        columns = _page_order([str(c) for c in frame.columns])
         rows = [[_cell(c, record[c]) for c in columns] for record in frame_records(frame)]
         charts = []
         if level not in ("collection", "rescore") and not frame.empty:
