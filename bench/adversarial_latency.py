@@ -91,8 +91,8 @@ PAIRS = [
         "the school bus",
     ),
     (
-        "Sam pulled up a chair to the piano, but [it] was broken, so he had to stand instead.",
-        "Sam pulled up a chair to the piano, but [it] was broken, so he had to sing instead.",
+        "Sam pulled up the chair to the piano, but [it] was broken, so he had to stand instead.",
+        "Sam pulled up the chair to the piano, but [it] was broken, so he had to sing instead.",
         "the chair",
         "the piano",
     ),
@@ -223,12 +223,13 @@ def main() -> int:
             if number % 2:
                 a, b = b, a
             data = {"sentence": sentence, "twin": twin, "candidate_a": a, "candidate_b": b,
-                    "answer": "B" if number % 2 else "A", "twin_answer": "A" if number % 2 else "B"}  # fmt: skip
+                    "answer": "B" if number % 2 else "A", "twin_answer": "A" if number % 2 else "B",
+                    "assignment": assignment.pk}  # fmt: skip
             start = time.perf_counter()
             wall = time.time()
             page = client.post(check, data, HTTP_HX_REQUEST="true").content.decode()
             latest = AdversarialTry.objects.filter(item__assignment=assignment).order_by("-number").first()
-            assert latest is not None, page[:500]
+            assert latest is not None and latest.number == number + 1, f"try refused: {page[:1500]}"
             while 'id="adversarial-verdict"' not in page:
                 if 'id="adversarial-lost"' in page:
                     raise SystemExit(f"try {latest.pk} lost or failed: {page[:800]}")
@@ -243,6 +244,8 @@ def main() -> int:
             model = sum(float(v.get("seconds", 0.0)) for v in latest.verdicts.values())
             with lock:
                 rows.append({"seen": seen, "scored": scored, "model": model})
+                if os.environ.get("BENCH_DEBUG"):
+                    print(latest.pk, latest.number, round(seen, 3), round(scored, 3), model, flush=True)
 
     try:
         t0 = time.perf_counter()

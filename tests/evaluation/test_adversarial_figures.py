@@ -194,7 +194,7 @@ def test_curators_and_researchers_see_the_page_with_charts_and_downloads(
             assert f'id="figures-{level}"' in html
         assert 'data-chart="rates-model"' in html and "80.0%" in html  # the collection's model error rate
         # the rates come right after what a row is about, before the counts (on screen at 1366 px)
-        assert html.index("<th>writer</th><th>model_error_rate</th>") < html.index(
+        assert html.index("<th>writer</th><th>model error rate</th>") < html.index(
             "<th>items</th>", html.index("figures-writer")
         )
         index = client.get(reverse("adversarial-figures:index"))

@@ -64,7 +64,7 @@ class AdversarialFiguresApi(APIView):
         tables = selectors.collection_figures(collection=collection)
         body = {
             "collection": collection,
-            "definitions": "docs/adversarial.md",
+            "definitions": "/docs/adversarial/#figures-the-crowd-bonus-releases-and-evaluation",
             "rounds": [
                 {
                     "number": r.number,

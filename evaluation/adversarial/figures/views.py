@@ -25,6 +25,27 @@ TITLES = {
 }
 
 
+#: The page's words for the frame's columns (the CSV and JSON keep the column names).
+HEADINGS = {
+    "model_error_rate": "model error rate",
+    "validated_model_error_rate": "validated model error rate",
+    "tries_per_fooling_item": "tries per fooling item",
+    "retraction_rate": "retraction rate",
+    "rejection_rate": "rejection rate",
+    "median_seconds_per_validated_fooling_item": "median seconds per validated fooling item",
+    "cost_per_validated_fooling_item": "cost per validated fooling item",
+    "validated_fooling": "validated fooling",
+    "decided": "with a validation outcome",
+    "study_link_writers": "study-link writers",
+    "study_link_validated_fooling": "their validated fooling items",
+}
+
+
+def heading(column: str) -> str:
+    """A column as the page names it: its words, or its name with spaces."""
+    return HEADINGS.get(column, column.replace("_", " "))
+
+
 def _cell(column: str, value: Any) -> str:
     """A cell as the page writes it (the downloads keep full precision)."""
     if value is None:
@@ -81,7 +102,14 @@ def figures_detail(request: HttpRequest, collection: str) -> HttpResponse:
                 )
             )
         sections.append(
-            {"level": level, "title": TITLES[level], "columns": columns, "rows": rows, "charts": charts}
+            {
+                "level": level,
+                "title": TITLES[level],
+                "columns": columns,
+                "headings": [heading(c) for c in columns],
+                "rows": rows,
+                "charts": charts,
+            }
         )
     context = {"collection": collection, "rounds": rounds, "sections": sections}
     return render(request, "evaluation/adversarial_figures.html", context)
@@ -93,5 +121,5 @@ def figures_table(request: HttpRequest, collection: str, level: str, fmt: str) -
         raise Http404("no such table")
     selectors.collection_rounds(collection=collection)  # a 404 without rounds
     frame = selectors.collection_figures(collection=collection)[level]
-    meta = {"collection": collection, "level": level, "definitions": "docs/adversarial.md"}
+    meta = {"collection": collection, "level": level, "definitions": "/docs/adversarial/#figures-the-crowd-bonus-releases-and-evaluation"}
     return table_download(frame, stem=f"adversarial-{collection}-{level}", fmt=fmt, meta=meta)
