@@ -121,5 +121,9 @@ def figures_table(request: HttpRequest, collection: str, level: str, fmt: str) -
         raise Http404("no such table")
     selectors.collection_rounds(collection=collection)  # a 404 without rounds
     frame = selectors.collection_figures(collection=collection)[level]
-    meta = {"collection": collection, "level": level, "definitions": "/docs/adversarial/#figures-the-crowd-bonus-releases-and-evaluation"}
+    meta = {
+        "collection": collection,
+        "level": level,
+        "definitions": "/docs/adversarial/#figures-the-crowd-bonus-releases-and-evaluation",
+    }
     return table_download(frame, stem=f"adversarial-{collection}-{level}", fmt=fmt, meta=meta)
