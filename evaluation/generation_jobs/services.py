@@ -28,7 +28,6 @@ from django.utils.text import slugify
 from annotation.errors import CampaignError
 from annotation.models import Task
 from annotation.services import campaign_create
-from core.errors import WinnowError
 from core.jobs import Heartbeat, JobKind, job_claim, job_update, owner_token
 from core.roles import Actor, account_of, user_is_curator
 from datasets.models import ComVEItem, Explanation, Reason, Schema
@@ -43,6 +42,7 @@ from evaluation.models import (
     GenerationStatus,
     RunStatus,
 )
+from evaluation.runs.errors import EvaluationError
 from evaluation.selectors import model_get
 from releases.dataset import Dataset
 from releases.models import Release, ReleaseItem
@@ -59,14 +59,9 @@ DEFAULT_MAX_NEW_TOKENS = 20
 DEFAULT_JUDGMENTS = 3
 
 
-class GenerationError(WinnowError):
-    """A generation job that cannot be created or run; ``field`` names the form field."""
-
-    status = 400
-
-    def __init__(self, message: str = "", *, field: str | None = None, status: int | None = None) -> None:
-        super().__init__(message, status=status)
-        self.field = field
+class GenerationError(EvaluationError):
+    """A generation job that cannot be created or run; ``field`` names the form field (an
+    EvaluationError: its field and status, as the audit's errors)."""
 
 
 GENERATION_JOB = JobKind(
