@@ -27,6 +27,7 @@ from evaluation.runs.create import evaluation_run_start
 from evaluation.runs.errors import EvaluationError
 from evaluation.tasks import evaluation_run_enqueue
 from releases.dataset import Dataset
+from releases.selectors import release_list
 
 EVALUATORS_ONLY = "Evaluations are for researchers and curators."
 
@@ -74,6 +75,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "summary": selectors.run_summary(run=run),
         "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
         "files": files,
+        # an own collection's release is called by its title, not the data set's label
+        "release": release_list(user=request.user)
+        .filter(name=run.release_name, version=run.release_version)
+        .first(),
     }
     if getattr(request, "htmx", False):
         # the progress line alone, polled while the run works; once done the page reloads

@@ -127,3 +127,23 @@ def test_every_config_the_zip_card_names_loads_with_hugging_face_datasets(
         rows = hf_load(folder, config, workdir=tmp_path / "hf")
         lines = [json.loads(line) for line in (folder / f"{config}.jsonl").open(encoding="utf-8")]
         assert rows and [row["id"] for row in rows] == [line["id"] for line in lines]
+
+
+def test_a_run_page_calls_an_own_collection_by_its_title(
+    own, curator, researcher, client, django_capture_on_commit_callbacks
+):
+    from evaluation.models import RunStatus
+    from evaluation.services import evaluation_run, evaluation_run_create
+
+    release = published_release(
+        django_capture_on_commit_callbacks, user=curator, name="kitchen", collection="kitchen"
+    )
+    run = evaluation_run_create(
+        release=f"{release.name}@{release.version}", method="first", created_by=researcher
+    )
+    assert evaluation_run(run=run).status == RunStatus.DONE
+    client.force_login(researcher)
+    who = re.search(
+        r'<p class="who">(.*?)</p>', client.get(f"/evaluation/runs/{run.pk}/").content.decode(), re.S
+    )
+    assert who is not None and "Kitchen schemas (own collection kitchen; " in who.group(1), who
