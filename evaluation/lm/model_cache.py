@@ -142,6 +142,12 @@ class ModelCache:
                 self._entries.popitem(last=False)
             self._entries[key] = _Entry(weights, size)
 
+    def holds(self, path: str | Path) -> bool:
+        """Whether some version of the file or folder ``path`` is in memory."""
+        resolved = str(Path(path).expanduser().resolve())
+        with self._lock:
+            return any(key.path == resolved for key in self._entries)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
