@@ -7,7 +7,6 @@ answers (default 3), or ANLI's two answers and a third on disagreement."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from django.db import models
 from django.utils import timezone
 
 from annotation import aggregation_rules as rules
+from annotation.adversarial_content import mark_split
 from annotation.answers import AnswerError, Choice, TaskSpec, validation_details
 from annotation.models import (
     AdversarialItem,
@@ -37,17 +37,17 @@ from annotation.task_types.base import (
     TaskType,
 )
 
-#: The pronoun or blank of a written sentence: ``[it]`` or a lone ``_`` (WinoGrande's).
-MARK = re.compile(r"\[([^\[\]]+)\]|(?<!\w)_(?!\w)")
 LETTERS = ("A", "B")
 
 
 def marked(sentence: str) -> tuple[str, str, str]:
-    """(before, the mark, after) of a written sentence; the whole sentence when unmarked."""
-    found = MARK.search(sentence)
-    if found is None:
+    """(before, the mark, after) of a written sentence, cut as the writer's checks cut it
+    (``annotation.adversarial_content.mark_split``); the whole sentence when unmarked."""
+    try:
+        cut = mark_split(sentence)
+    except ValueError:
         return sentence, "", ""
-    return sentence[: found.start()].rstrip(), found.group(1) or "_", sentence[found.end() :].lstrip()
+    return cut.before, cut.pronoun, cut.after
 
 
 def is_comve(item: AdversarialItem) -> bool:
