@@ -50,6 +50,9 @@ def work(page, campaign: str, answer) -> int:
     done = 0
     while True:
         page.wait_for_selector("#annotate-form, #done, #refused")
+        page.wait_for_function(
+            "() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-added, .htmx-swapping')"
+        )
         if page.locator("#annotate-form").count() == 0:
             return done
         kind, value = answer(page)
@@ -60,11 +63,19 @@ def work(page, campaign: str, answer) -> int:
             page.keyboard.press(value)
         page.keyboard.press("Enter")
         done += 1
-        page.wait_for_function(
-            "n => (document.querySelector('#progress-text') || {}).textContent?.startsWith(n + ' done')"
-            " || document.querySelector('#done')",
-            arg=done,
-        )
+        try:
+            # the next item is in, and htmx has processed it (settled: its form posts by htmx)
+            page.wait_for_function(
+                "n => ((document.querySelector('#progress-text') || {}).textContent?.startsWith(n + ' done')"
+                " || document.querySelector('#done'))"
+                " && !document.querySelector('.htmx-request, .htmx-settling, .htmx-added, .htmx-swapping')",
+                arg=done,
+            )
+        except Exception as exc:  # say what the page showed instead of the next item
+            shown = page.locator("main").inner_text() if page.locator("main").count() else page.content()
+            raise AssertionError(
+                f"{campaign}: answer {done} not taken; the page ({page.url}) shows:\n{shown}"
+            ) from exc
 
 
 def write(i):
