@@ -42,8 +42,16 @@ from evaluation.audit.data import Inputs, Task
 #: Curvature pairs each model keeps (scipy's L-BFGS-B default, as scikit-learn uses).
 HISTORY = 10
 
-#: Where the float32 iterations hand over to float64 (largest gradient entry).
-FLOAT32_TOL = 1e-5
+#: The pilot's stopping test (largest gradient entry): it only gives the models a start.
+PILOT_TOL = 1e-5
+
+#: The pilot trains on every PILOT_STRIDE-th item.
+PILOT_STRIDE = 2
+
+#: In float32 the Armijo test allows this much of |f| for the objective's rounding (the
+#: float32 gradient is accurate to about 1e-8 here, the objective to about 1e-9 of its
+#: size: without the allowance, steps near the minimum look like no decrease).
+FLOAT32_SLACK = 1e-7
 
 #: Items (at most, evenly spaced) whose features give the shared curvature.
 CURVATURE_ROWS = 10_000
@@ -76,39 +84,47 @@ def fit_predict(
     The path to the m minima (the objective is each model's own, see the module's doc):
 
     1. a **pilot**: one model of the same objective (the models' mean L2 term) on every
-       other item, alone (matrix-vector products), in float32 to ``FLOAT32_TOL``; its
-       weights are every model's start;
-    2. the m models in **float32** (matrix products twice as fast as float64) until each
-       one's largest gradient entry is at most ``max(tol, FLOAT32_TOL)``, H0 the shared
-       curvature at the pilot's weights (``_Batched.preconditioner``);
-    3. with ``float64`` (the default), **double precision** takes over to ``tol``, H0 the
-       shared curvature at the float32 solution, as scikit-learn computes on float64
-       input, so an item a hair from a model's decision boundary gets the same
-       prediction; the predictions are then made in float64.
+       other item, alone, in float32 to ``PILOT_TOL``; its weights are every model's start;
+    2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
+       H0 the shared curvature at the pilot's weights (``_Batched.preconditioner``);
+    3. with ``float64`` (the default), **double precision** checks every model's gradient
+       against ``tol`` and takes over where it is not met (H0 the shared curvature at the
+       float32 solution), as scikit-learn computes on float64 input; the predictions are
+       made in float64, so an item a hair from a model's decision boundary gets the same
+       prediction.
 
     ``steps`` and ``evaluations`` count stages 2 and 3."""
     with torch.no_grad():
         fast = _Batched(inputs, train, c=c, dtype=torch.float32)
-        loose = max(tol, FLOAT32_TOL) if float64 else tol
         theta = torch.zeros(fast.m, fast.size, dtype=torch.float32)
         if fast.m > 1:
-            theta = _pilot(inputs, fast, max_iter=max_iter, tol=loose).expand(fast.m, -1).clone()
+            theta = (
+                _pilot(inputs, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
+            )
         theta, steps, evaluations = lbfgs(
             fast.value_and_grad,
             theta,
             max_iter=max_iter,
-            tol=loose,
+            tol=tol,
             precondition=fast.preconditioner(theta),
         )
         model = fast
         if float64:
             model = fast.to(torch.float64)
+            start = theta
+            built: list[Precondition] = []
+
+            def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
+                if not built:
+                    built.append(fast.preconditioner(start))
+                return built[0](q)
+
             theta, more_steps, more_evaluations = lbfgs(
                 model.value_and_grad,
                 theta.to(torch.float64),
                 max_iter=max(1, max_iter - steps),
                 tol=tol,
-                precondition=fast.preconditioner(theta),
+                precondition=precondition,
             )
             steps, evaluations = steps + more_steps, evaluations + more_evaluations
         predictions, gold = model.predict(theta)
@@ -123,7 +139,7 @@ def fit_predict(
 def _pilot(inputs: Inputs, models: "_Batched", *, max_iter: int, tol: float) -> torch.Tensor:
     """``(1, P)``: the minimum of the models' objective (their mean L2 term) over every
     other item, in float32: near every model's own minimum, so the m start close."""
-    rows = np.arange(0, inputs.n, 2)
+    rows = np.arange(0, inputs.n, PILOT_STRIDE)
     sub = Inputs(
         features=inputs.features[rows], labels=inputs.labels[rows], task=inputs.task, classes=inputs.classes
     )
@@ -163,6 +179,7 @@ def lbfgs(
     make the others compute again). Returns the parameters, the iterations and the
     evaluations (counted in whole batches of m models)."""
     m = theta.shape[0]
+    slack = 0.0 if theta.dtype == torch.float64 else FLOAT32_SLACK
     everyone = torch.arange(m)
     f, g = fun(theta, everyone)
     evaluations = 1.0
@@ -194,7 +211,7 @@ def lbfgs(
             value, grad = fun(trial[pending], pending)
             evaluations += pending.numel() / m
             f_trial[pending], g_trial[pending] = value, grad
-            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending]
+            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending] + slack * f[pending].abs()
             pending = pending[~ok]
             if pending.numel() == 0:
                 break
@@ -227,10 +244,10 @@ class _Batched:
     and its gradient written out (no autograd: a few passes over an (N, m) array)."""
 
     def __init__(self, inputs: Inputs, train: npt.NDArray[np.bool_], *, c: float, dtype: torch.dtype) -> None:
-        x = torch.from_numpy(np.ascontiguousarray(inputs.features)).to(dtype)
         n = inputs.n
         m = int(train.shape[0])
-        d = int(x.shape[-1])
+        d = int(inputs.features.shape[-1])
+        self.features = np.ascontiguousarray(inputs.features, dtype=np.float32)
         self.n, self.m, self.d, self.task, self.classes, self.dtype = (
             n,
             m,
@@ -248,12 +265,11 @@ class _Batched:
             # The softmax of scores w.x_c equals that of w.(x_c - x_0) with a 0 for option 0:
             # the same function on C - 1 rows per item instead of C.
             self.k = 1
-            self.x = (x[:, 1:, :] - x[:, :1, :]).reshape(n * (inputs.classes - 1), d)
             self.intercept = False
         else:
             self.k = 1 if inputs.classes == 2 else inputs.classes
-            self.x = x
             self.intercept = True
+        self.x = self.design(dtype)
         self.binary = inputs.classes == 2
         self.size = d * self.k + (self.k if self.intercept else 0)
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
@@ -262,11 +278,21 @@ class _Batched:
         else:
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
+    def design(self, dtype: torch.dtype) -> torch.Tensor:
+        """The rows the scores are products of, in ``dtype``: the features, or for
+        multiple choice the differences ``x_c - x_0`` (computed in ``dtype``, from the
+        float32 features: exact in float64)."""
+        numpy_dtype = np.float64 if dtype == torch.float64 else np.float32
+        if self.task is Task.MULTIPLE_CHOICE:
+            rows = np.subtract(self.features[:, 1:, :], self.features[:, :1, :], dtype=numpy_dtype)
+            return torch.from_numpy(rows.reshape(self.n * (self.classes - 1), self.d))
+        return torch.from_numpy(self.features.astype(numpy_dtype))
+
     def to(self, dtype: torch.dtype) -> "_Batched":
-        """The same models computed in ``dtype`` (the features converted once)."""
+        """The same models computed in ``dtype``."""
         other = copy.copy(self)
         other.dtype = dtype
-        other.x, other.weight = self.x.to(dtype), self.weight.to(dtype)
+        other.x, other.weight = self.design(dtype), self.weight.to(dtype)
         if self.binary:
             other.positive = self.positive.to(dtype)
         else:
