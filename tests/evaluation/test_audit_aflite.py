@@ -7,6 +7,7 @@ import itertools
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -80,8 +81,12 @@ def test_a_partition_trains_on_the_t_smallest_keys_equal_keys_in_item_order():
         def random(self, shape):
             return self.keys.reshape(shape)
 
-    train = draw_partitions(Keys([[0.5, 0.1, 0.5, 0.3, 0.5, 0.9], [0.2, 0.2, 0.2, 0.2, 0.1, 0.7]]), 6, 2, 3)
-    assert train.tolist() == [[True, True, False, True, False, False], [True, True, False, False, True, False]]
+    given = Keys([[0.5, 0.1, 0.5, 0.3, 0.5, 0.9], [0.2, 0.2, 0.2, 0.2, 0.1, 0.7]])
+    train = draw_partitions(cast(np.random.Generator, given), 6, 2, 3)
+    assert train.tolist() == [
+        [True, True, False, True, False, False],
+        [True, True, False, False, True, False],
+    ]
     keys = np.random.default_rng(5).random((64, 1000))
     stable = np.zeros((64, 1000), dtype=bool)
     np.put_along_axis(stable, np.argsort(keys, axis=1, kind="stable")[:, :100], True, axis=1)
