@@ -42,8 +42,8 @@ class AfliteParams:
     ``t`` None: ``min(10,000, target_n - 1)``. ``target_n`` None: a quarter of the set
     (at least 2). ``c``: inverse L2 strength, as scikit-learn's ``C``. ``max_iter`` and
     ``tol``: the L-BFGS limits. ``standardize``: z-score each feature dimension over the
-    whole input set once, before the first partition. ``float64``: train in double
-    precision (``evaluation.audit.linear``)."""
+    whole input set once, before the first partition. ``float64``: check and finish the
+    float32 solution in double precision and predict in it (``evaluation.audit.linear``)."""
 
     m: int = 64
     t: int | None = None
