@@ -1,6 +1,6 @@
 """Time AfLite at WinoGrande's scale: Winnow's batched models against the plain scikit-learn loop.
 
-Run: .venv/bin/python bench/aflite_bench.py [--reference-iterations 2] [--items 40398]
+Run: .venv/bin/python bench/aflite_bench.py [--reference-iterations 1] [--full] [--threads 2]
 
 Synthetic features (evaluation.audit.synthetic, seeded): ITEMS two-option items, DIM
 dimensions of Gaussian noise per option plus a token dimension that marks the right option
@@ -10,17 +10,20 @@ target size defaults to a quarter of the set).
 
 In the same run, on the same features, partitions and seed:
 - the reference: evaluation.audit.reference (one scikit-learn LogisticRegression per
-  partition in a Python loop). A full reference run takes hours on 2 cores, so by default
-  it runs the first REFERENCE_ITERATIONS iterations (--reference-iterations 0: to the end);
+  partition in a Python loop). A full reference run takes most of an hour on 2 cores, so
+  by default it runs the first --reference-iterations (1) iterations; --full runs it to
+  the end (the same as --reference-iterations 0);
 - Winnow: evaluation.audit.aflite (the 64 logistic regressions of an iteration as one
-  batched model, full-batch L-BFGS, float64) on the same iterations right after it:
-  scores and removals compared item by item, wall-clock and CPU times (CPU time is the
-  fairer figure when other jobs share the machine);
-- Winnow again, to the end, each iteration timed; the full reference time is
-  EXTRAPOLATED from its measured iterations (clearly marked).
+  batched model: float32 then float64 L-BFGS, evaluation.audit.linear) on the same
+  iterations right after it: scores and removals compared item by item, wall-clock and
+  CPU (process) times; CPU time is the fairer figure when other jobs share the machine;
+- Winnow again, to the end, each iteration timed; unless --full, the full reference time
+  is EXTRAPOLATED from its measured iterations (printed as such).
 
-The thread pools: torch gets --threads (default 2); OMP_WAIT_POLICY=PASSIVE (unless set)
-keeps its idle threads from spinning on a shared machine. The load average is printed.
+The thread pools: torch gets --threads (default 2), and so does the BLAS that numpy and
+scikit-learn call (threadpoolctl); OMP_WAIT_POLICY=PASSIVE (unless set) keeps idle
+threads from spinning on a shared machine. The load average (as `uptime` prints it) is
+printed beside every figure.
 """
 
 from __future__ import annotations
@@ -59,17 +62,23 @@ def main() -> None:
     parser.add_argument("--target-n", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--reference-iterations", type=int, default=2)
+    parser.add_argument("--reference-iterations", type=int, default=1)
+    parser.add_argument("--full", action="store_true", help="run the scikit-learn loop to the end too")
     args = parser.parse_args()
 
     import torch
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     torch.set_num_threads(args.threads)
+    threadpool_limits(args.threads, user_api="blas")
+    blas = ", ".join(
+        f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info() if p["user_api"] == "blas"
+    )
     data = leaky_set(args.items, dim=args.dim - 1, leak=args.leak, options=args.options, seed=args.seed)
     params = AfliteParams(m=args.m, t=args.t, k=args.k, tau=args.tau, target_n=args.target_n, seed=args.seed)
     print(
         f"features {data.features.shape} float32, {int(data.leaked.sum())} items with the token; "
-        f"torch threads {torch.get_num_threads()}, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
+        f"threads: torch {torch.get_num_threads()}, BLAS ({blas}); OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
     )
     print(f"load average before: {load()}")
 
@@ -78,7 +87,7 @@ def main() -> None:
     aflite(small.features, small.labels, params=AfliteParams(t=30, target_n=100))
     print(f"warm-up (first call in the process, not counted): {time.perf_counter() - start:.1f} s")
 
-    limit = args.reference_iterations or None
+    limit = None if args.full else (args.reference_iterations or None)
 
     # 1. the scikit-learn loop on the first iterations (or all), then Winnow on the same
     # iterations right after it, so both meet about the same load on a shared machine
@@ -109,13 +118,14 @@ def main() -> None:
     )
 
     # 2. Winnow to the end
-    stamps: list[float] = []
+    stamps: list[tuple[float, float]] = []
 
     def progress(it: AfliteIteration) -> None:
-        stamps.append(time.perf_counter())
+        stamps.append((time.perf_counter(), time.process_time()))
+        before = stamps[-2] if len(stamps) > 1 else (wall, cpu)
         print(
             f"  iteration {it.iteration}: {it.items_in} in, {it.at_or_above_tau} >= tau, removed {it.removed}, "
-            f"{stamps[-1] - (stamps[-2] if len(stamps) > 1 else wall):.1f} s",
+            f"{stamps[-1][0] - before[0]:.1f} s ({stamps[-1][1] - before[1]:.1f} s CPU); load average {load()}",
             flush=True,
         )
 
@@ -124,7 +134,8 @@ def main() -> None:
     full = aflite(data.features, data.labels, params=params, on_iteration=progress)
     total_wall, total_cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(
-        f"  {total_wall:.1f} s ({total_cpu:.1f} s CPU), {len(full.iterations)} iterations, stopped {full.stopped}"
+        f"  {total_wall:.1f} s ({total_cpu:.1f} s CPU), {len(full.iterations)} iterations, stopped {full.stopped}; "
+        f"load average {load()}"
     )
     print(f"  params: {full.params}")
     print(
@@ -135,12 +146,19 @@ def main() -> None:
         print(
             f"  same removals as the full scikit-learn run: {np.array_equal(full.removed_in, reference.removed_in)}"
         )
+        print(
+            f"whole run: scikit-learn {reference_wall:.1f} s ({reference_cpu:.1f} s CPU) against Winnow's "
+            f"{total_wall:.1f} s ({total_cpu:.1f} s CPU): {reference_wall / total_wall:.1f}x wall clock, "
+            f"{reference_cpu / total_cpu:.1f}x CPU time"
+        )
     elif done < len(full.iterations):
         estimate = reference_wall / done * len(full.iterations)
+        estimate_cpu = reference_cpu / done * len(full.iterations)
         print(
-            f"EXTRAPOLATED full scikit-learn run: {estimate:.0f} s ({reference_wall / done:.1f} s an iteration "
-            f"x {len(full.iterations)} iterations; measured only the first {done}) against Winnow's "
-            f"{total_wall:.1f} s: {estimate / total_wall:.1f}x"
+            f"EXTRAPOLATED full scikit-learn run: {estimate:.0f} s wall, {estimate_cpu:.0f} s CPU "
+            f"({reference_wall / done:.1f} s, {reference_cpu / done:.1f} s CPU an iteration x {len(full.iterations)} "
+            f"iterations; measured only the first {done}) against Winnow's {total_wall:.1f} s ({total_cpu:.1f} s CPU): "
+            f"{estimate / total_wall:.1f}x wall clock, {estimate_cpu / total_cpu:.1f}x CPU time (extrapolated)"
         )
     print(f"load average after: {load()}")
 

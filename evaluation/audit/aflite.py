@@ -42,8 +42,8 @@ class AfliteParams:
     ``t`` None: ``min(10,000, target_n - 1)``. ``target_n`` None: a quarter of the set
     (at least 2). ``c``: inverse L2 strength, as scikit-learn's ``C``. ``max_iter`` and
     ``tol``: the L-BFGS limits. ``standardize``: z-score each feature dimension over the
-    whole input set once, before the first partition. ``float64``: train in double
-    precision (``evaluation.audit.linear``)."""
+    whole input set once, before the first partition. ``float64``: check and finish the
+    float32 solution in double precision and predict in it (``evaluation.audit.linear``)."""
 
     m: int = 64
     t: int | None = None
@@ -141,8 +141,16 @@ class AfliteResult:
 
 
 def draw_partitions(rng: np.random.Generator, size: int, m: int, t: int) -> npt.NDArray[np.bool_]:
-    """``(m, size)``: row j marks the ``t`` items of partition j's training part."""
-    order = np.argsort(rng.random((m, size)), axis=1, kind="stable")[:, :t]
+    """``(m, size)``: row j marks the ``t`` items of partition j's training part: the
+    ``t`` smallest of a random key per item (on equal keys, the earlier items first, as a
+    stable sort takes them)."""
+    keys = rng.random((m, size))
+    kth = np.partition(keys, t - 1, axis=1)[:, t - 1 : t]  # each row's t-th smallest key
+    train = keys < kth
+    edge = keys == kth
+    if np.array_equal(edge.sum(axis=1), t - train.sum(axis=1)):  # no tie cut at the edge
+        return train | edge
+    order = np.argsort(keys, axis=1, kind="stable")[:, :t]
     train = np.zeros((m, size), dtype=bool)
     np.put_along_axis(train, order, True, axis=1)
     return train

@@ -13,7 +13,10 @@ curvature pairs, step length (backtracking to the Armijo condition) and stopping
 (its largest gradient entry below ``tol``), as m separate scikit-learn fits would; only
 the arithmetic is shared. (One L-BFGS over the sum of the m objectives reaches the same
 minima but shares one step length and mixes the models' curvature: about three times as
-many evaluations.)
+many evaluations.) ``fit_predict`` shortens the path, not the objective: all models start
+from a pilot model's weights, most iterations run in float32, the last ones in float64,
+and L-BFGS's initial Hessian is the curvature the models share (the features' weighted
+Gram matrix, D x D, factorised once per stage), so the first steps are near-Newton ones.
 
 - classification, 2 classes: one weight vector and an intercept (a sigmoid), as
   scikit-learn fits binary problems;
@@ -26,6 +29,7 @@ Imported by the audit's functions inside their bodies, so the modules the web pr
 imports never load torch.
 """
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +41,20 @@ from evaluation.audit.data import Inputs, Task
 
 #: Curvature pairs each model keeps (scipy's L-BFGS-B default, as scikit-learn uses).
 HISTORY = 10
+
+#: The pilot's stopping test (largest gradient entry): it only gives the models a start.
+PILOT_TOL = 1e-5
+
+#: The pilot trains on every PILOT_STRIDE-th item.
+PILOT_STRIDE = 2
+
+#: In float32 the Armijo test allows this much of |f| for the objective's rounding (the
+#: float32 gradient is accurate to about 1e-8 here, the objective to about 1e-9 of its
+#: size: without the allowance, steps near the minimum look like no decrease).
+FLOAT32_SLACK = 1e-7
+
+#: Items (at most, evenly spaced) whose features give the shared curvature.
+CURVATURE_ROWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -61,20 +79,55 @@ def fit_predict(
     float64: bool = True,
 ) -> Fitted:
     """Train one model per row of ``train`` (``(m, N)``, True where the item is in that
-    model's training set) and predict every item with every model. ``float64``: compute
-    in double precision (as scikit-learn does on float64 input), so an item a hair from a
-    model's decision boundary gets the same prediction; float32 is about twice as fast."""
+    model's training set) and predict every item with every model.
+
+    The path to the m minima (the objective is each model's own, see the module's doc):
+
+    1. a **pilot**: one model of the same objective (the models' mean L2 term) on every
+       other item, alone, in float32 to ``PILOT_TOL``; its weights are every model's start;
+    2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
+       H0 the shared curvature at the pilot's weights (``_Batched.preconditioner``);
+    3. with ``float64`` (the default), **double precision** checks every model's gradient
+       against ``tol`` and takes over where it is not met (H0 the shared curvature at the
+       float32 solution), as scikit-learn computes on float64 input; the predictions are
+       made in float64, so an item a hair from a model's decision boundary gets the same
+       prediction.
+
+    ``steps`` and ``evaluations`` count stages 2 and 3."""
     with torch.no_grad():
-        model = _Batched(inputs, train, c=c, dtype=torch.float64 if float64 else torch.float32)
+        fast = _Batched(inputs, train, c=c, dtype=torch.float32)
+        theta = torch.zeros(fast.m, fast.size, dtype=torch.float32)
+        if fast.m > 1:
+            theta = (
+                _pilot(inputs, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
+            )
         theta, steps, evaluations = lbfgs(
-            model.value_and_grad,
-            torch.zeros(model.m, model.size, dtype=model.dtype),
+            fast.value_and_grad,
+            theta,
             max_iter=max_iter,
             tol=tol,
+            precondition=fast.preconditioner(theta),
         )
-        logits = model.logits(theta)  # (N, m, C)
-        predictions = logits.argmax(-1).T.contiguous()
-        gold = torch.softmax(logits, -1).gather(-1, model.gold).squeeze(-1).T.contiguous()
+        model = fast
+        if float64:
+            model = fast.to(torch.float64)
+            start = theta
+            built: list[Precondition] = []
+
+            def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
+                if not built:
+                    built.append(fast.preconditioner(start))
+                return built[0](q)
+
+            theta, more_steps, more_evaluations = lbfgs(
+                model.value_and_grad,
+                theta.to(torch.float64),
+                max_iter=max(1, max_iter - steps),
+                tol=tol,
+                precondition=precondition,
+            )
+            steps, evaluations = steps + more_steps, evaluations + more_evaluations
+        predictions, gold = model.predict(theta)
     return Fitted(
         predictions=predictions.numpy().astype(np.int64),
         gold_probability=gold.numpy().astype(np.float32),
@@ -83,20 +136,50 @@ def fit_predict(
     )
 
 
+def _pilot(inputs: Inputs, models: "_Batched", *, max_iter: int, tol: float) -> torch.Tensor:
+    """``(1, P)``: the minimum of the models' objective (their mean L2 term) over every
+    other item, in float32: near every model's own minimum, so the m start close."""
+    rows = np.arange(0, inputs.n, PILOT_STRIDE)
+    sub = Inputs(
+        features=inputs.features[rows], labels=inputs.labels[rows], task=inputs.task, classes=inputs.classes
+    )
+    alone = _Batched(sub, np.ones((1, rows.size), dtype=bool), c=1.0, dtype=torch.float32)
+    alone.penalty = models.penalty.mean().view(1)
+    start = torch.zeros(1, models.size, dtype=torch.float32)
+    theta, _, _ = lbfgs(
+        alone.value_and_grad, start, max_iter=max_iter, tol=tol, precondition=models.preconditioner(start)
+    )
+    return theta
+
+
 Objective = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
-def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> tuple[torch.Tensor, int, int]:
+Precondition = Callable[[torch.Tensor], torch.Tensor]
+
+
+def lbfgs(
+    fun: Objective,
+    theta: torch.Tensor,
+    *,
+    max_iter: int,
+    tol: float,
+    precondition: Precondition | None = None,
+) -> tuple[torch.Tensor, int, int]:
     """Minimise m independent objectives at once: ``fun(theta, models)`` takes the
     ``(len(models), P)`` parameters of the models listed and returns their values and
     ``(len(models), P)`` gradients. Per model: the L-BFGS two-loop direction from its last
-    ``HISTORY`` pairs (pairs with s.y <= 0 are dropped), a first step of min(1, 1/|g|_1),
-    backtracking by halves to the Armijo condition (c1 = 1e-4); a model stops when its
-    largest gradient entry is at most ``tol`` or its line search cannot decrease the
-    objective any more. Only the models still moving are evaluated (a backtracking model
-    does not make the others compute again). Returns the parameters, the iterations and
-    the evaluations (counted in whole batches of m models)."""
+    ``HISTORY`` pairs (pairs with s.y <= 0 are dropped) and H0 = ``precondition`` (a
+    positive-definite matrix applied to the gradients), or without one gamma * I (gamma
+    min(1, 1/|g|_1) at first, then s.y / y.y); a first step of 1, backtracking by halves
+    to the Armijo condition (c1 = 1e-4), at most 40 times in float64 and 10 in float32
+    (where the objective's rounding can hide a decrease); a model stops when its largest
+    gradient entry is at most ``tol`` or its line search cannot decrease the objective
+    any more. Only the models still moving are evaluated (a backtracking model does not
+    make the others compute again). Returns the parameters, the iterations and the
+    evaluations (counted in whole batches of m models)."""
     m = theta.shape[0]
+    slack = 0.0 if theta.dtype == torch.float64 else FLOAT32_SLACK
     everyone = torch.arange(m)
     f, g = fun(theta, everyone)
     evaluations = 1.0
@@ -111,7 +194,7 @@ def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> 
             a = rho * (s * q).sum(1)
             q -= a[:, None] * y
             alphas.append(a)
-        r = gamma[:, None] * q
+        r = gamma[:, None] * q if precondition is None else precondition(q)
         for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
             b = rho * (y * r).sum(1)
             r += (a - b)[:, None] * s
@@ -123,12 +206,12 @@ def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> 
         step = torch.ones_like(f)
         trial, f_trial, g_trial = theta.clone(), f.clone(), g.clone()
         pending = everyone[active]
-        for _ in range(40):
-            trial[pending] = theta[pending] + step[pending, None] * d[pending]
+        for _ in range(40 if theta.dtype == torch.float64 else 10):
+            trial[pending] = theta[pending] + step[pending, None].to(theta.dtype) * d[pending]
             value, grad = fun(trial[pending], pending)
             evaluations += pending.numel() / m
             f_trial[pending], g_trial[pending] = value, grad
-            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending]
+            ok = value <= f[pending] + 1e-4 * step[pending] * slope[pending] + slack * f[pending].abs()
             pending = pending[~ok]
             if pending.numel() == 0:
                 break
@@ -145,7 +228,8 @@ def lbfgs(fun: Objective, theta: torch.Tensor, *, max_iter: int, tol: float) -> 
         sy = (s_new * y_new).sum(1)
         valid = sy > 1e-12 * (s_new * s_new).sum(1).sqrt() * (y_new * y_new).sum(1).sqrt()
         rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
-        gamma = torch.where(valid, sy / (y_new * y_new).sum(1).clamp(min=1e-300), gamma)
+        if precondition is None:
+            gamma = torch.where(valid, sy / (y_new * y_new).sum(1).clamp(min=1e-300), gamma)
         pairs.append((s_new, y_new, rho))
         if len(pairs) > HISTORY:
             pairs.pop(0)
@@ -160,10 +244,10 @@ class _Batched:
     and its gradient written out (no autograd: a few passes over an (N, m) array)."""
 
     def __init__(self, inputs: Inputs, train: npt.NDArray[np.bool_], *, c: float, dtype: torch.dtype) -> None:
-        x = torch.from_numpy(np.ascontiguousarray(inputs.features)).to(dtype)
         n = inputs.n
         m = int(train.shape[0])
-        d = int(x.shape[-1])
+        d = int(inputs.features.shape[-1])
+        self.features = np.ascontiguousarray(inputs.features, dtype=np.float32)
         self.n, self.m, self.d, self.task, self.classes, self.dtype = (
             n,
             m,
@@ -181,12 +265,11 @@ class _Batched:
             # The softmax of scores w.x_c equals that of w.(x_c - x_0) with a 0 for option 0:
             # the same function on C - 1 rows per item instead of C.
             self.k = 1
-            self.x = (x[:, 1:, :] - x[:, :1, :]).reshape(n * (inputs.classes - 1), d)
             self.intercept = False
         else:
             self.k = 1 if inputs.classes == 2 else inputs.classes
-            self.x = x
             self.intercept = True
+        self.x = self.design(dtype)
         self.binary = inputs.classes == 2
         self.size = d * self.k + (self.k if self.intercept else 0)
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
@@ -195,24 +278,97 @@ class _Batched:
         else:
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
-    def unpack(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``(D, m*K)`` weights (model j's K columns side by side) and ``(m, K)`` intercepts."""
+    def design(self, dtype: torch.dtype) -> torch.Tensor:
+        """The rows the scores are products of, in ``dtype``: the features, or for
+        multiple choice the differences ``x_c - x_0`` (computed in ``dtype``, from the
+        float32 features: exact in float64)."""
+        numpy_dtype = np.float64 if dtype == torch.float64 else np.float32
+        if self.task is Task.MULTIPLE_CHOICE:
+            rows = np.subtract(self.features[:, 1:, :], self.features[:, :1, :], dtype=numpy_dtype)
+            return torch.from_numpy(rows.reshape(self.n * (self.classes - 1), self.d))
+        return torch.from_numpy(self.features.astype(numpy_dtype))
+
+    def to(self, dtype: torch.dtype) -> "_Batched":
+        """The same models computed in ``dtype``."""
+        other = copy.copy(self)
+        other.dtype = dtype
+        other.x, other.weight = self.design(dtype), self.weight.to(dtype)
+        if self.binary:
+            other.positive = self.positive.to(dtype)
+        else:
+            other.onehot = self.onehot.to(dtype)
+        return other
+
+    def preconditioner(self, theta: torch.Tensor) -> Precondition:
+        """H0 for L-BFGS, one matrix shared by the m models and applied to each class's
+        block of parameters: the inverse of the Hessian of the mean log loss over (at
+        most ``CURVATURE_ROWS`` evenly spaced) items, with a column of ones for the
+        intercept, plus the L2 term. Binary problems take it at ``theta`` (each item's
+        curvature p(1 - p) averaged over the m models), others at weights 0 (the
+        block-diagonal part of the softmax's). Each model's own Hessian is the same over
+        its training items at its own weights: close, so the first steps are near-Newton
+        ones and L-BFGS corrects the rest. (Any positive-definite H0 gives the same
+        minima: it changes the path, not the objective.)"""
+        stride = -(-self.n // CURVATURE_ROWS)
+        rows = self.x.view(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
+        r = rows.shape[0]
+        dk = self.d * self.k
+        if self.binary:
+            x = rows[:, 0, :]
+            z = x @ theta[:, :dk].T.to(x.dtype)
+            if self.intercept:
+                z = z + theta[:, dk:].T.to(x.dtype)
+            p = torch.sigmoid(z)
+            curvature = (p * (1 - p)).mean(1, keepdim=True)  # (R, 1); 1/4 at weights 0
+            if self.intercept:
+                x = torch.cat([x, torch.ones(r, 1, dtype=x.dtype)], dim=1)
+            gram = (x.T @ (x * curvature)).to(torch.float64) / r
+        elif self.task is Task.MULTIPLE_CHOICE:
+            # at weights 0 the options are equally likely: the covariance of an item's
+            # option rows (x_0 - x_0 = 0 among them), averaged over the items
+            flat = rows.reshape(-1, self.d).to(torch.float64)
+            total = rows.sum(1).to(torch.float64)
+            gram = (flat.T @ flat / self.classes - total.T @ total / self.classes**2) / r
+        else:
+            x = torch.cat([rows[:, 0, :], torch.ones(r, 1, dtype=rows.dtype)], dim=1).to(torch.float64)
+            gram = (x.T @ x) * ((self.classes - 1) / self.classes**2 / r)
+        ridge = torch.full((gram.shape[0],), float(2.0 * self.penalty.mean()), dtype=torch.float64)
+        if self.intercept:  # unpenalised: a floor keeps the matrix positive definite
+            ridge[-1] = max(float(ridge[0]), 1e-6 * float(gram[-1, -1]))
+        factor = torch.linalg.cholesky(gram + torch.diag(ridge))
+        d, k, intercept = self.d, self.k, self.intercept
+        cache: dict[torch.dtype, torch.Tensor] = {}
+
+        def apply(q: torch.Tensor) -> torch.Tensor:
+            lower = cache.setdefault(q.dtype, factor.to(q.dtype))
+            count = q.shape[0]
+            blocks = q[:, :dk].reshape(count, d, k)
+            if intercept:
+                blocks = torch.cat([blocks, q[:, dk:].reshape(count, 1, k)], dim=1)
+            columns = blocks.permute(1, 0, 2).reshape(-1, count * k)
+            solved = torch.cholesky_solve(columns, lower).reshape(-1, count, k).permute(1, 0, 2)
+            out = solved[:, :d, :].reshape(count, dk)
+            return torch.cat([out, solved[:, d:, :].reshape(count, k)], dim=1) if intercept else out
+
+        return apply
+
+    def predict(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(m, N)`` each model's predicted class or option for every item, and the
+        probability it gives the gold one."""
         dk = self.d * self.k
         w = theta[:, :dk].reshape(self.m, self.d, self.k).permute(1, 0, 2).reshape(self.d, self.m * self.k)
-        return w, (theta[:, dk:] if self.intercept else None)
-
-    def logits(self, theta: torch.Tensor) -> torch.Tensor:
-        """(N, m, C): every model's logits for every item."""
-        w, b = self.unpack(theta)
         scores = self.x @ w
+        if self.binary:  # a softmax over (0, z): option/class 1 wins only when z > 0
+            z = scores if not self.intercept else scores + theta[:, dk:].view(1, self.m)
+            gold = torch.sigmoid(torch.where(self.positive.bool(), z, -z))
+            return (z > 0).T.contiguous(), gold.T.contiguous()
         if self.task is Task.MULTIPLE_CHOICE:
             others = scores.view(self.n, self.classes - 1, self.m).permute(0, 2, 1)
-            return torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
-        assert b is not None
-        z = scores.view(self.n, self.m, self.k) + b
-        if self.k == 1:  # binary: the sigmoid is a softmax over (0, z)
-            z = torch.cat([torch.zeros_like(z), z], dim=-1)
-        return z
+            logits = torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
+        else:
+            logits = scores.view(self.n, self.m, self.k) + theta[:, dk:]
+        gold = torch.softmax(logits, -1).gather(-1, self.gold).squeeze(-1)
+        return logits.argmax(-1).T.contiguous(), gold.T.contiguous()
 
     def value_and_grad(self, theta: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The objectives (float64) and gradients of the ``models`` listed, whose

@@ -7,6 +7,7 @@ import itertools
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -70,6 +71,26 @@ def test_the_same_inputs_give_the_same_removals_and_another_seed_other_partition
     assert np.array_equal(first.scores, second.scores)
     rng_a, rng_b = np.random.default_rng(11), np.random.default_rng(12)
     assert not np.array_equal(draw_partitions(rng_a, 1000, 64, 100), draw_partitions(rng_b, 1000, 64, 100))
+
+
+def test_a_partition_trains_on_the_t_smallest_keys_equal_keys_in_item_order():
+    class Keys:  # a generator that hands out the keys given
+        def __init__(self, keys):
+            self.keys = np.asarray(keys, dtype=float)
+
+        def random(self, shape):
+            return self.keys.reshape(shape)
+
+    given = Keys([[0.5, 0.1, 0.5, 0.3, 0.5, 0.9], [0.2, 0.2, 0.2, 0.2, 0.1, 0.7]])
+    train = draw_partitions(cast(np.random.Generator, given), 6, 2, 3)
+    assert train.tolist() == [
+        [True, True, False, True, False, False],
+        [True, True, False, False, True, False],
+    ]
+    keys = np.random.default_rng(5).random((64, 1000))
+    stable = np.zeros((64, 1000), dtype=bool)
+    np.put_along_axis(stable, np.argsort(keys, axis=1, kind="stable")[:, :100], True, axis=1)
+    assert np.array_equal(draw_partitions(np.random.default_rng(5), 1000, 64, 100), stable)
 
 
 def test_each_item_carries_its_score_and_the_iteration_that_removed_it():
