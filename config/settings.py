@@ -256,6 +256,10 @@ WINNOW_ADVERSARIAL_TIMEOUT = env.float("WINNOW_ADVERSARIAL_TIMEOUT", default=120
 # the database and the verdict worker each keep a core (two threads sharing a busy core
 # wait on each other: 7x slower measured under load).
 WINNOW_VERDICT_THREADS = env.int("WINNOW_VERDICT_THREADS", default=1)
+# Threads an audit's features job computes with in each model worker (and `manage.py
+# audit`): one by default, for the same reason; two workers of one thread each share a
+# 2-core machine's audit (docs/filtering.md, "The features job").
+WINNOW_AUDIT_THREADS = env.int("WINNOW_AUDIT_THREADS", default=1)
 
 # Releases: with WINNOW_RELEASE_SECOND_APPROVER=1 a curator may not approve a release
 # they created; another curator must (releases.services.release_approve enforces it for

@@ -4,7 +4,8 @@ A text's features are the mean of the model's last hidden states over its tokens
 (``evaluation.lm.features.mean_hidden_states``) and its log-probability under the model
 (``evaluation.lm.scorers.score_texts``: the causal LM's full-text log-likelihood, or a masked
 LM's pseudo-log-likelihood) with the number of tokens it sums over, so that a perplexity
-per token can be read back. The cache keys them by the model's SHA-256 and the text's.
+per token can be read back. ``evaluation.lm.features.text_features`` computes all three
+(a causal LM in one forward pass over the texts' prefix tree). The cache keys them by the model's SHA-256 and the text's.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evaluation.audit.inputs import AuditInput
-from evaluation.lm.features import mean_hidden_states
-from evaluation.lm.scorers import score_texts, text_token_counts
+from evaluation.lm.features import text_features
 
 
 @dataclass(frozen=True)
@@ -51,23 +51,16 @@ def compute_features(
     batch_size: int = 32,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[TextFeatures]:
-    """Each text's features under ``loaded`` (a ``LoadedModel``): hidden states, then log-probabilities."""
+    """Each text's features under ``loaded`` (a ``LoadedModel``): the mean hidden states
+    and the log-probability with its token count, from one forward pass of a causal LM
+    (``evaluation.lm.features.text_features``)."""
     if not texts:
         return []
-    total = 2 * len(texts)
-
-    def first(done: int, _n: int) -> None:
-        if progress is not None:
-            progress(done, total)
-
-    def second(done: int, _n: int) -> None:
-        if progress is not None:
-            progress(len(texts) + done, total)
-
-    hidden = mean_hidden_states(loaded, texts, batch_size=batch_size, progress=first)
-    logprobs = score_texts(loaded, texts, batch_size=batch_size, progress=second)
-    tokens = text_token_counts(loaded, texts)
-    return [TextFeatures(hidden[i], float(logprobs[i]), int(tokens[i])) for i in range(len(texts))]
+    arrays = text_features(loaded, texts, batch_size=batch_size, progress=progress)
+    return [
+        TextFeatures(arrays.hidden[i], float(arrays.logprobs[i]), int(arrays.tokens[i]))
+        for i in range(len(texts))
+    ]
 
 
 @dataclass

@@ -16,6 +16,15 @@ def _text(frame: pd.DataFrame) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")
 
 
+def _p_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """p-values in scientific notation: four decimals would print 2e-19 as 0.0000."""
+    out = frame.copy()
+    for column in out.columns:
+        if str(column).startswith("binomial p"):
+            out[column] = out[column].map(lambda v: "" if pd.isna(v) else f"{v:.2e}")
+    return out
+
+
 def report_lines(results: Mapping[str, Any]) -> list[str]:
     out = [
         f"items: {results.get('items')}  folds: {results.get('folds')} (grouped by {results.get('grouped_by') or 'nothing'})  seed: {results.get('seed')}"
@@ -23,7 +32,7 @@ def report_lines(results: Mapping[str, Any]) -> list[str]:
     out += [
         "",
         "Partial-input baselines (accuracy, 95% Wilson interval, majority, binomial p):",
-        _text(baselines_frame(results)),
+        _text(_p_values(baselines_frame(results))),
     ]
     if results.get("associativity"):
         out += [

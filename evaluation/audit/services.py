@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -384,7 +385,7 @@ def _chunk_features(chunk: AuditChunk, owner: str) -> tuple[int, int]:
         entry = model_get(name=audit.model_name)
         if entry is None:
             raise AuditError(f"model: {audit.model_name!r} is no longer in the registry", field="model")
-        loaded = model_cache.load(entry.path)
+        loaded = model_cache.load(entry.path, threads=settings.WINNOW_AUDIT_THREADS or None)
         sha = str(loaded.settings.get("sha256", ""))
         if sha != audit.model_sha256:
             raise AuditError(

@@ -32,7 +32,9 @@ On Winograd items with Trichelair et al.'s labels it also prints how well the au
 scores find the associative schemas (ROC AUC, overlap of the top k).
 
 The features are computed here (one process) or, with --queue, by the model workers
-(`celery -A config worker -Q models`, any number: the chunks are shared); --show ID prints
+(`celery -A config worker -Q models`, any number: the chunks are shared), each with
+WINNOW_AUDIT_THREADS threads (default 1: on a shared 2-core machine two one-thread workers
+are much faster than one worker with two threads); --show ID prints
 a finished audit again. Bad input (a source too small for the parameters, a model not in
 the registry, items with no labels) is refused with a message naming the setting; nothing
 is written then.
