@@ -9,6 +9,7 @@ causal score (``LoadedModel.start_token_id``). Batched with left padding under
 """
 
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,28 @@ def tidy_explanation(text: str) -> str:
     return " ".join(text.split())
 
 
+# tokenizer -> {stop strings: StopStringCriteria}: building one reads and embeds the whole
+# vocabulary (about 0.5 s for SmolLM2's 49,152 tokens, more on a busy machine), which
+# `generate(stop_strings=...)` does again at every call (its own cache misses: its key
+# holds the vocabulary in the order `get_vocab()` returns, which changes between calls).
+# The criterion keeps no state between calls, so one per tokenizer serves every batch.
+_STOP_CRITERIA: "weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], Any]]" = weakref.WeakKeyDictionary()
+
+
+def stop_criterion(tokenizer: Any, stop_strings: Sequence[str]) -> Any:
+    """The ``StopStringCriteria`` of ``stop_strings`` for ``tokenizer``, built once."""
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    key = tuple(stop_strings)
+    try:
+        known = _STOP_CRITERIA.setdefault(tokenizer, {})
+    except TypeError:  # a tokenizer that cannot be weakly referenced: not cached
+        return StopStringCriteria(tokenizer=tokenizer, stop_strings=list(key))
+    if key not in known:
+        known[key] = StopStringCriteria(tokenizer=tokenizer, stop_strings=list(key))
+    return known[key]
+
+
 def _generate(
     loaded: Any,
     prompts: Sequence[str],
@@ -40,12 +63,15 @@ def _generate(
     batch_size: int,
     progress: Callable[[int, int], None] | None,
     returned: int = 1,
+    stop_strings: Sequence[str] = (),
     **decoding: Any,
 ) -> list[list[str]]:
     """``returned`` tidied continuations of each prompt: prompts conditioned on the start
     token, sorted by length and batched with left padding (every prompt ends at the same
-    column) under ``torch.inference_mode``; ``decoding`` goes to ``generate``."""
+    column) under ``torch.inference_mode``; ``decoding`` goes to ``generate``. A beam or
+    sequence ends at any of ``stop_strings`` (one criterion built for all the batches)."""
     import torch
+    from transformers.generation.stopping_criteria import StoppingCriteriaList
 
     if loaded.kind != "causal":
         raise ValueError(f"generating {what} needs a causal language model")
@@ -59,6 +85,8 @@ def _generate(
         if loaded.start_token_id is not None:
             ids = [loaded.start_token_id, *ids]
         encoded.append(ids[-(loaded.max_length - max_new_tokens) :])
+    if stop_strings:
+        decoding["stopping_criteria"] = StoppingCriteriaList([stop_criterion(tokenizer, stop_strings)])
     out: list[list[str]] = [[] for _ in encoded]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     with torch.inference_mode():
@@ -168,6 +196,5 @@ def generate_reasons(
         num_beams=num_beams,
         # a beam that ends its sentence is finished, so the k kept are k sentences
         # (cut at the first sentence end afterwards, unfinished beams would repeat them)
-        stop_strings=[".", "\n"],
-        tokenizer=loaded.tokenizer,
+        stop_strings=(".", "\n"),
     )
