@@ -46,6 +46,13 @@ class ClozeModel:
     # Causal re-ranking through the left context's key/value cache (False: score every
     # whole sentence from scratch; same ranking, kept as the reference for tests and bench).
     share_prefix: bool = True
+    # Causal: all the gaps of a `fill` call at once (one forward pass for their left
+    # contexts, one for every proposal's continuation). False: one gap at a time (the
+    # path before, kept as the reference for tests and the bench; same replacements).
+    batch_gaps: bool = True
+    # when a list: the batched path appends (left ids, [continuation ids]) for every gap
+    # (bench/cloze_bench.py counts the work of the compute bound from them)
+    trace: list[tuple[list[int], list[list[int]]]] | None = field(default=None, repr=False)
     _vocab: list[tuple[str, bool, bool]] = field(default_factory=list, repr=False)
     _space_marked: bool | None = field(default=None, repr=False)
     _allowed_cache: dict[bool, Any] = field(default_factory=dict, repr=False)
@@ -228,6 +235,11 @@ class ClozeModel:
 
         if self.start_token_id is None:
             raise ModelLoadError(f"{self.name}: a causal LM needs a start token (BOS or EOS)")
+        if self.batch_gaps and self.share_prefix:
+            result: list[list[Candidate]] = []
+            for start in range(0, len(gaps), GAPS_A_PASS):
+                result += self._fill_causal_batched(gaps[start : start + GAPS_A_PASS], k, propose_n)
+            return result
         result = []
         for left, right in gaps:
             stem = left.rstrip()
@@ -251,6 +263,106 @@ class ClozeModel:
                 [Candidate(words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
             )
         return result
+
+    def _proposals(self, stem: str, next_logp: Any, propose_n: int) -> list[str]:
+        """The top-``propose_n`` whole words after ``stem`` by the next-token log-probabilities."""
+        import torch
+
+        allowed = self._allowed(needs_space=bool(stem))
+        next_logp = torch.where(allowed[: next_logp.shape[0]], next_logp, torch.full_like(next_logp, -1e9))
+        top = torch.topk(next_logp, k=min(propose_n, int(allowed.sum())))
+        return [self.vocab[int(i)][0] for i in top.indices]
+
+    def _fill_causal_batched(
+        self, gaps: list[tuple[str, str]], k: int, propose_n: int
+    ) -> list[list[Candidate]]:
+        """What :meth:`_fill_causal` gives gap by gap, for all ``gaps`` in two forward passes.
+
+        1. The left contexts (start token + stem), right-padded in one batch: the
+           next-token distribution at each one's last token proposes its words, and the
+           key/value cache is kept (a padded position is masked for every later query).
+        2. Every (gap, word) continuation, right-padded in one batch over the cache rows of
+           its gap (positions numbered on from its own left context): the log-probability
+           of each continuation token after the left context; the output layer only at
+           the real positions, a slice of rows at a time.
+        """
+        import torch
+
+        lefts = [self._ids(left.rstrip()) for left, _ in gaps]
+        ids, attention = self._pad(lefts)
+        with torch.no_grad():
+            out = self.model(
+                input_ids=ids, attention_mask=attention, use_cache=True, output_hidden_states=True
+            )
+        rows = torch.arange(len(lefts))
+        last = torch.tensor([len(seq) - 1 for seq in lefts])
+        next_logps = torch.log_softmax(self._logits(out.hidden_states[-1][rows, last]), dim=-1)
+
+        words: list[list[str]] = []
+        conts: list[list[int]] = []
+        owner: list[int] = []  # the gap of each continuation row
+        for g, (left, right) in enumerate(gaps):
+            stem = left.rstrip()
+            words.append(self._proposals(stem, next_logps[g], propose_n))
+            joiner = " " if stem else ""
+            for w in words[-1]:
+                cont = self.tokenizer(joiner + w + right, add_special_tokens=False)["input_ids"]
+                if not cont:
+                    raise ValueError("empty continuation")
+                conts.append(cont)
+                owner.append(g)
+        if self.trace is not None:
+            for g, left_ids in enumerate(lefts):
+                self.trace.append((left_ids, [c for c, o in zip(conts, owner, strict=True) if o == g]))
+        index = torch.tensor(owner)
+        cache = out.past_key_values
+        cache.reorder_cache(index)  # the left context's rows, one per continuation
+        cont_ids, cont_mask = self._pad(conts)
+        width = cont_ids.shape[1]
+        positions = last[index, None] + 1 + torch.arange(width)[None, :]
+        with torch.no_grad():
+            later = self.model(
+                input_ids=cont_ids,
+                attention_mask=torch.cat([attention[index], cont_mask], dim=1),
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=True,
+                output_hidden_states=True,
+                logits_to_keep=1,
+            )
+        hidden = later.hidden_states[-1]
+        # (row, position) of every continuation token after the first: its log-probability
+        # is read from the position before it
+        where = [(r, j) for r, c in enumerate(conts) for j in range(len(c) - 1)]
+        token_logp = torch.zeros(len(where))
+        for s in range(0, len(where), HEAD_ROWS_A_SLICE):
+            part = where[s : s + HEAD_ROWS_A_SLICE]
+            r_idx = torch.tensor([r for r, _ in part], dtype=torch.long)
+            j_idx = torch.tensor([j for _, j in part], dtype=torch.long)
+            logp = torch.log_softmax(self._logits(hidden[r_idx, j_idx]), dim=-1)
+            token_logp[s : s + len(part)] = logp.gather(-1, cont_ids[r_idx, j_idx + 1, None])[:, 0]
+        sums = torch.zeros(len(conts), dtype=torch.float64)
+        sums.index_add_(0, torch.tensor([r for r, _ in where], dtype=torch.long), token_logp.double())
+        result = []
+        row = 0
+        for g, gap_words in enumerate(words):
+            raw = [
+                float(next_logps[g][conts[row + j][0]]) + float(sums[row + j]) for j in range(len(gap_words))
+            ]
+            row += len(gap_words)
+            scores = torch.tensor(raw, dtype=torch.float64)
+            probs = torch.softmax(scores, dim=0)
+            order = torch.argsort(scores, descending=True)[:k]
+            result.append(
+                [Candidate(gap_words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
+            )
+        return result
+
+
+# the batched causal path: gaps a forward pass, output-layer rows at a time (49,152 x 4
+# bytes each for SmolLM2: 512 rows are 100 MB)
+GAPS_A_PASS = 16
+HEAD_ROWS_A_SLICE = 512
 
 
 def load_cloze_model(

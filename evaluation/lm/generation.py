@@ -9,6 +9,7 @@ causal score (``LoadedModel.start_token_id``). Batched with left padding under
 """
 
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,50 @@ def tidy_explanation(text: str) -> str:
     return " ".join(text.split())
 
 
+# tokenizer -> {stop strings: StopStringCriteria}: building one reads and embeds the whole
+# vocabulary (about 0.5 s for SmolLM2's 49,152 tokens, more on a busy machine), which
+# `generate(stop_strings=...)` does again at every call (its own cache misses: its key
+# holds the vocabulary in the order `get_vocab()` returns, which changes between calls).
+# The criterion keeps no state between calls, so one per tokenizer serves every batch.
+_STOP_CRITERIA: "weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], Any]]" = weakref.WeakKeyDictionary()
+
+
+def stop_criterion(tokenizer: Any, stop_strings: Sequence[str]) -> Any:
+    """The ``StopStringCriteria`` of ``stop_strings`` for ``tokenizer``, built once."""
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    key = tuple(stop_strings)
+    try:
+        known = _STOP_CRITERIA.setdefault(tokenizer, {})
+    except TypeError:  # a tokenizer that cannot be weakly referenced: not cached
+        return StopStringCriteria(tokenizer=tokenizer, stop_strings=list(key))
+    if key not in known:
+        known[key] = StopStringCriteria(tokenizer=tokenizer, stop_strings=list(key))
+    return known[key]
+
+
+def _prefill_once(model: Any, ids: Any, mask: Any, beams: int) -> Any:
+    """The key/value cache of every prompt but its last token, computed once a prompt and
+    repeated for its ``beams`` beams. ``generate`` copies each prompt once a beam before
+    its first forward pass and computes the same prompt ``beams`` times; given this cache
+    it runs only the last prompt token, a row a beam. Position ids as ``generate`` numbers
+    left-padded rows (the mask's running count, 0 on padding)."""
+    from transformers import DynamicCache
+
+    positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    cache = DynamicCache(config=model.config)
+    model(
+        input_ids=ids[:, :-1],
+        attention_mask=mask[:, :-1],
+        position_ids=positions[:, :-1],
+        past_key_values=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    cache.batch_repeat_interleave(beams)
+    return cache
+
+
 def _generate(
     loaded: Any,
     prompts: Sequence[str],
@@ -40,12 +85,16 @@ def _generate(
     batch_size: int,
     progress: Callable[[int, int], None] | None,
     returned: int = 1,
+    stop_strings: Sequence[str] = (),
+    prompt_once: bool = True,
     **decoding: Any,
 ) -> list[list[str]]:
     """``returned`` tidied continuations of each prompt: prompts conditioned on the start
     token, sorted by length and batched with left padding (every prompt ends at the same
-    column) under ``torch.inference_mode``; ``decoding`` goes to ``generate``."""
+    column) under ``torch.inference_mode``; ``decoding`` goes to ``generate``. A beam or
+    sequence ends at any of ``stop_strings`` (one criterion built for all the batches)."""
     import torch
+    from transformers.generation.stopping_criteria import StoppingCriteriaList
 
     if loaded.kind != "causal":
         raise ValueError(f"generating {what} needs a causal language model")
@@ -59,6 +108,8 @@ def _generate(
         if loaded.start_token_id is not None:
             ids = [loaded.start_token_id, *ids]
         encoded.append(ids[-(loaded.max_length - max_new_tokens) :])
+    if stop_strings:
+        decoding["stopping_criteria"] = StoppingCriteriaList([stop_criterion(tokenizer, stop_strings)])
     out: list[list[str]] = [[] for _ in encoded]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     with torch.inference_mode():
@@ -70,6 +121,10 @@ def _generate(
             for row, i in enumerate(batch):
                 ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
                 mask[row, width - len(encoded[i]) :] = 1
+            extra = {}
+            beams = int(decoding.get("num_beams") or 1)
+            if prompt_once and beams > 1 and width > 1:
+                extra["past_key_values"] = _prefill_once(loaded.model, ids, mask, beams)
             generated = loaded.model.generate(
                 input_ids=ids,
                 attention_mask=mask,
@@ -77,6 +132,7 @@ def _generate(
                 num_return_sequences=returned,
                 pad_token_id=pad_id,
                 **decoding,
+                **extra,
             )
             for row, i in enumerate(batch):
                 for j in range(returned):
@@ -147,13 +203,16 @@ def generate_reasons(
     k: int = 5,
     num_beams: int = 5,
     max_new_tokens: int = 20,
-    batch_size: int = 4,
+    batch_size: int = 16,
     progress: Callable[[int, int], None] | None = None,
+    prompt_once: bool = True,
 ) -> list[list[str]]:
     """``k`` continuations of each prompt by beam search (the ``k`` best of ``num_beams``
     beams; WinoWhy's setting is k = 5), each cut at its first line break or sentence end.
     Deterministic: beam search draws no random numbers. Conditioned on the model's start
-    token as every causal score; batched with left padding."""
+    token as every causal score; batched with left padding. ``prompt_once``: each
+    prompt's key/value cache computed once and shared by its beams (False: once a beam,
+    as ``generate`` does by itself; the same texts, kept for tests and the bench)."""
     if not 1 <= k <= num_beams:
         raise ValueError(f"k ({k}) must be between 1 and the number of beams ({num_beams})")
     return _generate(
@@ -168,6 +227,6 @@ def generate_reasons(
         num_beams=num_beams,
         # a beam that ends its sentence is finished, so the k kept are k sentences
         # (cut at the first sentence end afterwards, unfinished beams would repeat them)
-        stop_strings=[".", "\n"],
-        tokenizer=loaded.tokenizer,
+        stop_strings=(".", "\n"),
+        prompt_once=prompt_once,
     )

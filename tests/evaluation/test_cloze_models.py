@@ -95,6 +95,32 @@ def test_causal_candidates_are_re_ranked_by_the_probability_of_the_whole_sentenc
     assert {c.word for c in candidates} <= {causal.vocab[i][0] for i in allowed}
 
 
+def test_all_gaps_at_once_give_what_one_gap_at_a_time_gives(causal, monkeypatch):
+    # the batched path (two forward passes for all the gaps, right padding, cache rows
+    # gathered per continuation, output-layer slices) against the gap-by-gap path
+    from evaluation.cloze import candidates as module
+
+    monkeypatch.setattr(module, "HEAD_ROWS_A_SLICE", 7)  # several slices, one cut mid-row
+    monkeypatch.setattr(module, "GAPS_A_PASS", 3)  # several passes
+    gaps = []
+    for text in CORPUS:
+        words = text.split(" ")
+        for i in range(len(words)):
+            gaps.append((" ".join(words[:i]) + (" " if i else ""), text[len(" ".join(words[: i + 1])) :]))
+    assert len(gaps) > 3
+    batched = causal.fill(gaps, k=5, propose_n=9)
+    causal.batch_gaps = False
+    try:
+        one_by_one = causal.fill(gaps, k=5, propose_n=9)
+    finally:
+        causal.batch_gaps = True
+    assert [[c.word for c in found] for found in batched] == [[c.word for c in found] for found in one_by_one]
+    for found, reference in zip(batched, one_by_one, strict=True):
+        # fp32 rounding of other matrix shapes: about 1e-6 apart (records keep 6 decimals)
+        assert [c.prob for c in found] == pytest.approx([c.prob for c in reference], abs=1e-5)
+        assert [c.logprob for c in found] == pytest.approx([c.logprob for c in reference], abs=1e-4)
+
+
 def test_causal_sentence_scores_can_skip_the_shared_prefix_without_changing_differences(causal):
     texts = ["He drinks milk.", "He drinks apple.", "He drinks the fish."]
     full = causal.sentence_logprobs(texts)

@@ -139,3 +139,57 @@ def test_the_docs_quote_the_stored_run():
         f"so {outputs - empty - duplicate:,} candidate reasons",
     ):
         assert figure in said, figure
+
+
+def _reasons_one_call_each(loaded, prompts, *, k, num_beams, max_new_tokens):
+    """The reference: each prompt alone, no padding, ``generate`` given the stop strings
+    and the tokenizer itself (it builds its stop-string criterion at every call), as
+    ``generate_reasons`` did before it built that criterion once."""
+    import torch
+
+    from evaluation.lm.generation import tidy_explanation
+
+    pad = loaded.tokenizer.pad_token_id
+    pad = pad if pad is not None else loaded.tokenizer.eos_token_id
+    out = []
+    with torch.inference_mode():
+        for prompt in prompts:
+            ids = torch.tensor([[loaded.start_token_id, *loaded.encode(prompt)]])
+            generated = loaded.model.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=k,
+                pad_token_id=pad,
+                do_sample=False,
+                num_beams=num_beams,
+                stop_strings=[".", "\n"],
+                tokenizer=loaded.tokenizer,
+            )
+            texts = loaded.tokenizer.batch_decode(generated[:, ids.shape[1] :], skip_special_tokens=True)
+            out.append([tidy_explanation(t) for t in texts])
+    return out
+
+
+def test_batches_of_any_size_give_what_one_generate_call_a_prompt_gives(tiny):
+    # the stop-string criterion built once and shared, batches of 1, 3 and 16 prompts with
+    # left padding: the same texts as a plain `generate(stop_strings=...)` call per prompt
+    prompts = [
+        reason_prompt(sentence, pronoun, answer)
+        for sentence, pronoun, answer in [
+            ("The cat sat on the mat because it was tired.", "it", "the cat"),
+            ("The trophy does not fit in the suitcase because it is too big.", "it", "the trophy"),
+            ("Bob paid for Charlie's college education. He is very grateful.", "He", "Charlie"),
+            ("The city councilmen refused the demonstrators a permit because they feared violence.", "they", "the councilmen"),
+            ("Joan made sure to thank Susan for all the help she had given.", "she", "Susan"),
+            ("A dog ran.", "it", "the dog"),
+        ]
+    ]  # fmt: skip
+    reference = _reasons_one_call_each(tiny, prompts, k=3, num_beams=4, max_new_tokens=12)
+    stopped = [t for texts in reference for t in texts]
+    assert any(t.endswith(".") for t in stopped)  # some beams did end at a stop string
+    for batch_size in (1, 3, 16):
+        assert (
+            generate_reasons(tiny, prompts, k=3, num_beams=4, max_new_tokens=12, batch_size=batch_size)
+            == reference
+        )
