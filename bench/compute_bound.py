@@ -93,6 +93,24 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
     return body_flops * rows / t_body, head_flops * max(1, head_rows) / t_head
 
 
+def best_matmul_rate(
+    hf_model, row_counts: Sequence[int], head_row_counts: Sequence[int], *, seconds: float = 1.5
+) -> tuple[float, int, float, int]:
+    """The fastest of `matmul_rate` over several row counts: (linear-layer FLOP/s, its row
+    count, output-layer FLOP/s, its row count). A bound is the least time the work can take,
+    so the rate is the best the machine reaches with the model's weights, whatever row
+    count a tool happens to use (a tool cutting its work into small calls must not get a
+    looser bound for it)."""
+    best_body, best_rows, best_head, best_head_rows = 0.0, 0, 0.0, 0
+    for rows, head_rows in zip(row_counts, head_row_counts, strict=True):
+        body_rate, head_rate = matmul_rate(hf_model, rows, head_rows, seconds=seconds)
+        if body_rate > best_body:
+            best_body, best_rows = body_rate, rows
+        if head_rate > best_head:
+            best_head, best_head_rows = head_rate, max(1, head_rows)
+    return best_body, best_rows, best_head, best_head_rows
+
+
 def bound_seconds(
     work: Work, body_flops: float, head_flops: float, body_rate: float, head_rate: float
 ) -> float:

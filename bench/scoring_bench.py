@@ -12,8 +12,9 @@ largest log-likelihood difference and the WSC accuracy of partial and full scori
 It also prints the compute bound (bench/compute_bound.py), measured in the same run: the
 requests' tokens, their distinct prefix-tree nodes and scored (node, next token) rows,
 the model's FLOPs a token (its linear layers) and a scored row (its output layer), and
-this machine's fp32 matrix-product rate with the model's own weights and the row counts
-Winnow's forward calls have; the bound is the time those matrix products take at that
+this machine's fp32 matrix-product rate with the model's own weights (the best of the row
+counts Winnow's forward calls have on average and of the largest call it may make,
+CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer); the bound is the time those matrix products take at that
 rate, and each tool's time is printed as a multiple of it. The load average is printed
 with the figures (the machine may be shared).
 """
@@ -109,7 +110,7 @@ def main() -> int:
     run_winnow(warm)
     run_hflm(warm)
 
-    from compute_bound import bound_seconds, count_work, flops, matmul_rate
+    from compute_bound import best_matmul_rate, bound_seconds, count_work, flops
 
     from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS
     from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks
@@ -140,7 +141,12 @@ def main() -> int:
             chunks = plan_chunks(tree, args.batch_size, CHUNK_MAX_TOKENS)
             rows = round(len(tree) / len(chunks))
             head_rows = min(round(works[method].rows / len(chunks)), HEAD_CHUNK_ROWS)
-            body_rate, head_rate = matmul_rate(loaded.model, rows, head_rows)
+            # the best rate of Winnow's row counts and of the largest call Winnow may make
+            body_rate, rows, head_rate, head_rows = best_matmul_rate(
+                loaded.model,
+                [rows, min(works[method].nodes, CHUNK_MAX_TOKENS)],
+                [head_rows, min(works[method].rows, HEAD_CHUNK_ROWS)],
+            )
             out[method] = bound_seconds(works[method], body_flops, head_flops, body_rate, head_rate)
             print(
                 f"{method:8} fp32 matrix products: {body_rate / 1e9:.0f} GFLOP/s (linear layers, {rows} rows), "

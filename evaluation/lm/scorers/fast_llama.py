@@ -8,7 +8,9 @@ and so are the gate and up projections (their weights concatenated once per mode
 kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), the norms are `torch.rms_norm`, the residual adds are
 folded into the matrix products (`addmm`), the SiLU and the gate product work in place,
 rotary positions are applied to the queries and keys together, and the attention mask is
-a boolean matrix. The numbers are those of transformers' forward to float32 rounding
+a boolean matrix, given to SDPA as a batch of one so that it runs its CPU flash kernel
+(a 3D call with grouped keys takes its math path). The numbers are those of
+transformers' forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no
@@ -83,7 +85,7 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: 
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
     cos, sin = cos[0][:, None, :], sin[0][:, None, :]  # [n, 1, head_dim]
     half = head_dim // 2
-    mask = allowed[None]  # [1, n, n], broadcast over heads
+    mask = allowed[None, None]  # [1, 1, n, n], broadcast over heads
     for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
@@ -95,9 +97,11 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: 
         q = qk[:, :n_heads].transpose(0, 1)  # [heads, n, d]
         k = qk[:, n_heads:].transpose(0, 1)
         v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim).transpose(0, 1)
+        # 4D (a batch of one): SDPA then takes its CPU flash kernel; a 3D call with
+        # grouped keys falls back to its math path (docs/scoring.md, "Profile")
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
-        )  # [heads, n, d]
+            q[None], k[None], v[None], attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
+        )[0]  # [heads, n, d]
         out = out.transpose(0, 1).reshape(n, q_size)
         x = torch.addmm(x, out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
