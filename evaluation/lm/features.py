@@ -167,45 +167,20 @@ def _one_pass(
     sequences that each begin with the start token, from one packed forward pass."""
     import torch
 
-    from evaluation.lm.scorers import fast_llama
-    from evaluation.lm.scorers.causal import _output_layer, _score_rows
-    from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
+    from evaluation.lm.scorers.causal import output_layer, packed_hidden, score_pairs
+    from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
     tree = PrefixTree(sequences)
     chunks = plan_chunks(tree, max(batch_size, 1), FEATURE_CHUNK_TOKENS)
-    first_chunk: dict[int, int] = {}
-    for c, chunk in enumerate(chunks):
-        for node in chunk:
-            first_chunk.setdefault(node, c)
-    members_of: list[list[int]] = [[] for _ in chunks]
-    for k, terminal in enumerate(tree.terminal):
-        members_of[first_chunk[terminal]].append(k)
-
-    base, apply_head = _output_layer(loaded)
-    lean = fast_llama.supports(base)
+    base, apply_head = output_layer(loaded)
     means: npt.NDArray[np.float32] | None = None
     logprobs: list[float] = [0.0] * len(sequences)
-    done_rows: dict[tuple[int, int], float] = {}
+    done_rows: dict[tuple[int, int], tuple[float, bool]] = {}
     with torch.inference_mode():
-        for chunk, members in zip(chunks, members_of, strict=True):
+        for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
             if not members:
                 continue
-            size = len(chunk)
-            row_of = {node: i for i, node in enumerate(chunk)}
-            index = torch.arange(size)
-            end = torch.tensor(ancestor_intervals(tree, chunk))
-            allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
-            ids = torch.tensor([tree.token[node] for node in chunk])
-            positions = torch.tensor([tree.depth[node] for node in chunk])
-            if lean:
-                hidden = fast_llama.hidden_states(base, ids, positions, allowed)
-            else:
-                dtype = next(base.parameters()).dtype
-                mask = torch.zeros((1, 1, size, size), dtype=dtype)
-                mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
-                hidden = base(
-                    input_ids=ids[None], attention_mask=mask, position_ids=positions[None], use_cache=False
-                ).last_hidden_state[0]
+            hidden, row_of = packed_hidden(base, tree, chunk)
             if means is None:
                 means = np.zeros((len(sequences), hidden.shape[-1]), dtype=np.float32)
             # the mean of each member's states after the start token
@@ -222,24 +197,13 @@ def _one_pass(
             counts = torch.tensor([max(len(tree.path[k]) - 1, 1) for k in members], dtype=hidden.dtype)
             means[members] = (sums / counts[:, None]).float().numpy()
             # the log-probability of each (node, next token) pair the members need, once
-            keys: list[tuple[int, int]] = []
-            wanted: set[tuple[int, int]] = set()
+            pairs = (
+                (tree.path[k][j], sequences[k][j + 1]) for k in members for j in range(len(tree.path[k]) - 1)
+            )
+            score_pairs(apply_head, hidden, row_of, pairs, done_rows)
             for k in members:
                 path, seq = tree.path[k], sequences[k]
-                for j in range(len(path) - 1):
-                    key = (path[j], seq[j + 1])
-                    if key not in done_rows and key not in wanted:
-                        wanted.add(key)
-                        keys.append(key)
-            if keys:
-                head_rows = torch.tensor([row_of[node] for node, _ in keys])
-                targets = torch.tensor([t for _, t in keys], dtype=torch.long)
-                lps, _greedy = _score_rows(apply_head, hidden[head_rows], targets)
-                for key, lp in zip(keys, lps.tolist(), strict=True):
-                    done_rows[key] = lp
-            for k in members:
-                path, seq = tree.path[k], sequences[k]
-                logprobs[k] = float(sum(done_rows[(path[j], seq[j + 1])] for j in range(len(path) - 1)))
+                logprobs[k] = float(sum(done_rows[(path[j], seq[j + 1])][0] for j in range(len(path) - 1)))
             step(len(members))
     assert means is not None
     return means, logprobs

@@ -24,14 +24,14 @@ Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from evaluation.lm.modeling import LoadedModel
 from evaluation.lm.scorers import fast_llama
-from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
+from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks, scored_in
 from evaluation.lm.scorers.types import Progress, ScoringError
 
 #: Sequences are grouped under a common prefix only when it is at least this long.
@@ -119,7 +119,7 @@ def _group_by_prefix(inputs: list[tuple[int, ...]], min_shared: int) -> list[_Gr
     return groups
 
 
-def _output_layer(model: LoadedModel):
+def output_layer(model: LoadedModel):
     """(base model, head function hidden -> logits) so the head runs only where needed."""
     hf = model.model
     head = hf.get_output_embeddings()
@@ -241,7 +241,7 @@ def loglikelihood_tokens(
     token_lp: list[dict[int, float]] = [{} for _ in seqs]
     token_greedy: list[dict[int, bool]] = [{} for _ in seqs]
 
-    base, apply_head = _output_layer(model)
+    base, apply_head = output_layer(model)
     batch_size = max(1, batch_size)
 
     if share_prefixes and _can_pack(model):
@@ -364,17 +364,10 @@ def _run_tree(
     through the output layer once."""
     tree = PrefixTree(inputs)
     chunks = plan_chunks(tree, batch_size, CHUNK_MAX_TOKENS)
-    first_chunk: dict[int, int] = {}
-    for c, chunk in enumerate(chunks):
-        for node in chunk:
-            first_chunk.setdefault(node, c)
-    scored_in: list[list[int]] = [[] for _ in chunks]
-    for k, terminal in enumerate(tree.terminal):
-        scored_in[first_chunk[terminal]].append(k)
     done_rows: dict[tuple[int, int], tuple[float, bool]] = {}
     done = 0
     with torch.inference_mode():
-        for chunk, members in zip(chunks, scored_in, strict=True):
+        for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
             _run_chunk_packed(members, chunk, tree, seqs, need_from, base, apply_head, done_rows)
             for k in members:
                 path = tree.path[k]
@@ -395,11 +388,20 @@ def _run_chunk_packed(
     apply_head,
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
-    """One forward call over one row holding the chunk's prefix-tree nodes in depth-first
-    order, without padding. The mask lets a node see its ancestors and itself only, and
-    its position is its depth, so each node's state is the one it has in its sequences
-    alone. The output layer then runs at the (node, next token) pairs that the chunk's
-    sequences score and no earlier chunk did."""
+    """One packed forward call over the chunk (`packed_hidden`), then the output layer at
+    the (node, next token) pairs that the chunk's sequences score and no earlier chunk did."""
+    hidden, row_of = packed_hidden(base, tree, chunk)
+    pairs = (
+        (tree.path[k][j], seqs[k][j + 1]) for k in members for j in range(need_from[k], len(tree.path[k]))
+    )
+    score_pairs(apply_head, hidden, row_of, pairs, done_rows)
+
+
+def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tensor, dict[int, int]]:
+    """The last hidden states [n, H] of one forward call over one row holding the chunk's
+    prefix-tree nodes in depth-first order, without padding, and each node's row. The
+    mask lets a node see its ancestors and itself only, and its position is its depth, so
+    each node's state is the one it has in its sequences alone."""
     n = len(chunk)
     row_of = {node: i for i, node in enumerate(chunk)}
     index = torch.arange(n)
@@ -408,24 +410,31 @@ def _run_chunk_packed(
     tokens = torch.tensor([tree.token[node] for node in chunk])
     positions = torch.tensor([tree.depth[node] for node in chunk])
     if fast_llama.supports(base):
-        hidden = fast_llama.hidden_states(base, tokens, positions, allowed)
-    else:
-        dtype = next(base.parameters()).dtype
-        mask = torch.zeros((1, 1, n, n), dtype=dtype)
-        mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
-        hidden = base(
-            input_ids=tokens[None], attention_mask=mask, position_ids=positions[None], use_cache=False
-        ).last_hidden_state[0]  # [n, H]
+        return fast_llama.hidden_states(base, tokens, positions, allowed), row_of
+    dtype = next(base.parameters()).dtype
+    mask = torch.zeros((1, 1, n, n), dtype=dtype)
+    mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)
+    hidden = base(
+        input_ids=tokens[None], attention_mask=mask, position_ids=positions[None], use_cache=False
+    ).last_hidden_state[0]
+    return hidden, row_of
 
+
+def score_pairs(
+    apply_head,
+    hidden: torch.Tensor,
+    row_of: dict[int, int],
+    pairs: Iterable[tuple[int, int]],
+    done_rows: dict[tuple[int, int], tuple[float, bool]],
+) -> None:
+    """(log-probability, is-greedy) of each (node, next token) pair not in ``done_rows``
+    yet, into it: the output layer runs once a pair, at the node's row of ``hidden``."""
     keys: list[tuple[int, int]] = []
     wanted: set[tuple[int, int]] = set()
-    for k in members:
-        path = tree.path[k]
-        for j in range(need_from[k], len(path)):
-            key = (path[j], seqs[k][j + 1])
-            if key not in done_rows and key not in wanted:
-                wanted.add(key)
-                keys.append(key)
+    for key in pairs:
+        if key not in done_rows and key not in wanted:
+            wanted.add(key)
+            keys.append(key)
     if not keys:
         return
     rows = torch.tensor([row_of[node] for node, _ in keys])

@@ -128,6 +128,19 @@ def plan_chunks(tree: PrefixTree, max_sequences: int, max_tokens: int) -> list[l
     return chunks
 
 
+def scored_in(tree: PrefixTree, chunks: Sequence[Sequence[int]]) -> list[list[int]]:
+    """For each chunk of `plan_chunks`, the sequences it scores: a sequence is scored in
+    the first chunk holding its last node, which holds its whole path."""
+    first_chunk: dict[int, int] = {}
+    for c, chunk in enumerate(chunks):
+        for node in chunk:
+            first_chunk.setdefault(node, c)
+    members: list[list[int]] = [[] for _ in chunks]
+    for k, terminal in enumerate(tree.terminal):
+        members[first_chunk[terminal]].append(k)
+    return members
+
+
 def ancestor_intervals(tree: PrefixTree, chunk: Sequence[int]) -> list[int]:
     """For each node of a chunk (in depth-first order), the index after its last
     descendant in the chunk: node j is an ancestor of node i (or i itself) exactly when
