@@ -1,11 +1,20 @@
-"""Fixtures shared by the evaluation page tests: a published WSC release, two runs on it,
-and a models folder holding a tiny masked LM."""
+"""Fixtures shared by the evaluation tests: the tiny random models of each kind
+(tests/evaluation/tiny_models.py), a published WSC release, two runs on it, and a models
+folder holding a tiny masked LM."""
 
 import pytest
 
 from evaluation.services import evaluation_run, evaluation_run_create
 from tests.evaluation.audit_helpers import audit_models_dir, audit_registry  # noqa: F401  (the audit tests' fixtures)
 from tests.evaluation.cloze_models import build_masked
+from tests.evaluation.tiny_models import (  # noqa: F401  (session fixtures: tiny random models)
+    tiny_causal,
+    tiny_causal_path,
+    tiny_gpt2,
+    tiny_gpt2_path,
+    tiny_masked,
+    tiny_masked_path,
+)
 from tests.releases.factories import make_schemas, published_release
 
 

@@ -15,15 +15,7 @@ import pytest
 from evaluation.audit.frozen import compute_features
 from evaluation.lm.features import mean_hidden_states, text_features
 from evaluation.lm.scorers import score_texts, text_token_counts
-from tests.evaluation import tiny_models
 from tests.evaluation.tiny_models import SENTENCES
-
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_gpt2_path = tiny_models.tiny_gpt2_path
-tiny_masked_path = tiny_models.tiny_masked_path
-tiny_causal = tiny_models.tiny_causal
-tiny_gpt2 = tiny_models.tiny_gpt2
-tiny_masked = tiny_models.tiny_masked
 
 #: Texts sharing beginnings (WinoWhy's reasons share their question, Winograd's views the
 #: text before the pronoun), a text that is the beginning of another, a repeated text,

@@ -22,12 +22,6 @@ from evaluation.lm.modeling import (
 from evaluation.lm.scorers.causal import loglikelihood
 from evaluation.lm.scorers.sources import wsc_items_from_winowhy
 from evaluation.lm.scorers.wsc import substitute
-from tests.evaluation import tiny_models
-
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_gpt2_path = tiny_models.tiny_gpt2_path
-tiny_causal = tiny_models.tiny_causal
-tiny_gpt2 = tiny_models.tiny_gpt2
 
 
 def hflm_loglikelihood(

@@ -9,13 +9,6 @@ import pytest
 import torch
 
 from evaluation.lm.modeling import ModelLoadError, load_model, tokenizer_adding_start_token
-from tests.evaluation import tiny_models
-
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_gpt2_path = tiny_models.tiny_gpt2_path
-tiny_masked_path = tiny_models.tiny_masked_path
-tiny_causal = tiny_models.tiny_causal
-tiny_masked = tiny_models.tiny_masked
 
 
 def test_a_causal_folder_loads_with_its_start_token_recorded(tiny_causal) -> None:

@@ -8,12 +8,6 @@ import pytest
 from evaluation.lm.scorers import causal
 from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
 from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
-from tests.evaluation import tiny_models
-
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_gpt2_path = tiny_models.tiny_gpt2_path
-tiny_causal = tiny_models.tiny_causal
-tiny_gpt2 = tiny_models.tiny_gpt2
 
 SHARED = "The city councilmen refused the demonstrators a permit because"
 # shared prefixes of different lengths, a request that is a prefix of another, the same

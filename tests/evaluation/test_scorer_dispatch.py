@@ -4,12 +4,6 @@ import pytest
 
 from evaluation.lm.methods import MODEL_METHODS, Method, default_method
 from evaluation.lm.scorers import SCORERS, ScoringError, score_texts, scorer_for
-from tests.evaluation import tiny_models
-
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_masked_path = tiny_models.tiny_masked_path
-tiny_causal = tiny_models.tiny_causal
-tiny_masked = tiny_models.tiny_masked
 
 
 def test_every_model_method_has_the_scorer_of_its_kind() -> None:

@@ -19,15 +19,6 @@ from evaluation.lm.scorers import (
 from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
 from evaluation.lm.scorers.masked import pseudo_log_likelihood, pseudo_log_likelihood_spans
 from evaluation.lm.scorers.wsc import substitute
-from tests.evaluation import tiny_models
-
-# Session fixtures from tiny_models (bound here so pytest finds them in this module).
-tiny_causal_path = tiny_models.tiny_causal_path
-tiny_gpt2_path = tiny_models.tiny_gpt2_path
-tiny_masked_path = tiny_models.tiny_masked_path
-tiny_causal = tiny_models.tiny_causal
-tiny_gpt2 = tiny_models.tiny_gpt2
-tiny_masked = tiny_models.tiny_masked
 
 ITEMS = [
     WscItem(
