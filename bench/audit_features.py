@@ -36,9 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def data_dir() -> Path:
-    return Path(os.environ.get("WINNOW_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
+import scratch_site  # noqa: E402  (bench/, beside this script)
+from scratch_site import data_dir  # noqa: E402
 
 
 def load() -> str:
@@ -46,22 +45,13 @@ def load() -> str:
 
 
 def site_env(site: Path, broker: str, prefix: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        WINNOW_VAR_DIR=str(site / "var"),
-        WINNOW_MEDIA_ROOT=str(site / "media"),
-        DATABASE_URL=f"sqlite:///{site / 'bench.sqlite3'}",
-        WINNOW_DATA_DIR=str(data_dir()),
+    return scratch_site.site_env(
+        site,
         WINNOW_MODEL_CACHE_DIR=os.environ.get("WINNOW_MODEL_CACHE_DIR") or str(ROOT / "var" / "model-cache"),
         CELERY_BROKER_URL=broker,
         WINNOW_BROKER_KEY_PREFIX=prefix,
         CELERY_TASK_ALWAYS_EAGER="0",
-        PYTHONPATH=str(ROOT),
-        TQDM_DISABLE="1",
     )
-    env.pop("REDIS_URL", None)
-    return env
 
 
 class Worker:

@@ -47,31 +47,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import scratch_site  # noqa: E402  (bench/, beside this script)
+from scratch_site import data_dir  # noqa: E402
+
 RELEASE = "wsc273@1.0.0"
 SCENARIOS = ("old path", "cold", "cold, copy on disk", "warm")
 
 
-def data_dir() -> Path:
-    return Path(os.environ.get("WINNOW_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
-
-
 def site_env(site: Path, *, cache_mb: int | None = None, cache_dir: str | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        WINNOW_VAR_DIR=str(site / "var"),
-        WINNOW_MEDIA_ROOT=str(site / "media"),
-        DATABASE_URL=f"sqlite:///{site / 'bench.sqlite3'}",
-        WINNOW_DATA_DIR=str(data_dir()),
-        PYTHONPATH=str(ROOT),
-        TQDM_DISABLE="1",
-    )
-    env.pop("REDIS_URL", None)
+    extra = {}
     if cache_mb is not None:
-        env["WINNOW_MODEL_CACHE_MB"] = str(cache_mb)
+        extra["WINNOW_MODEL_CACHE_MB"] = str(cache_mb)
     if cache_dir is not None:
-        env["WINNOW_MODEL_CACHE_DIR"] = cache_dir
-    return env
+        extra["WINNOW_MODEL_CACHE_DIR"] = cache_dir
+    return scratch_site.site_env(site, **extra)
 
 
 def manage(site: Path, *args: str) -> None:

@@ -31,9 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def data_dir() -> Path:
-    return Path(os.environ.get("WINNOW_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
+from scratch_site import data_dir  # noqa: E402  (bench/, beside this script)
 
 
 def main() -> int:
