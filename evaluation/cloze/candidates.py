@@ -231,7 +231,6 @@ class ClozeModel:
         return next_logp, scores
 
     def _fill_causal(self, gaps: list[tuple[str, str]], k: int, propose_n: int) -> list[list[Candidate]]:
-        import torch
 
         if self.start_token_id is None:
             raise ModelLoadError(f"{self.name}: a causal LM needs a start token (BOS or EOS)")
@@ -245,23 +244,13 @@ class ClozeModel:
             stem = left.rstrip()
             needs_space = bool(stem)
             next_logp, _ = self.continuation_logprobs(stem, [])
-            allowed = self._allowed(needs_space=needs_space)
-            next_logp = torch.where(
-                allowed[: next_logp.shape[0]], next_logp, torch.full_like(next_logp, -1e9)
-            )
-            top = torch.topk(next_logp, k=min(propose_n, int(allowed.sum())))
-            words = [self.vocab[int(i)][0] for i in top.indices]
+            words = self._proposals(stem, next_logp, propose_n)
             joiner = " " if needs_space else ""
             if self.share_prefix:
                 _, raw = self.continuation_logprobs(stem, [joiner + w + right for w in words])
             else:
                 raw = self.sentence_logprobs([stem + joiner + w + right for w in words])
-            scores = torch.tensor(raw, dtype=torch.float64)
-            probs = torch.softmax(scores, dim=0)
-            order = torch.argsort(scores, descending=True)[:k]
-            result.append(
-                [Candidate(words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
-            )
+            result.append(_ranked(words, raw, k))
         return result
 
     def _proposals(self, stem: str, next_logp: Any, propose_n: int) -> list[str]:
@@ -350,13 +339,19 @@ class ClozeModel:
                 float(next_logps[g][conts[row + j][0]]) + float(sums[row + j]) for j in range(len(gap_words))
             ]
             row += len(gap_words)
-            scores = torch.tensor(raw, dtype=torch.float64)
-            probs = torch.softmax(scores, dim=0)
-            order = torch.argsort(scores, descending=True)[:k]
-            result.append(
-                [Candidate(gap_words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
-            )
+            result.append(_ranked(gap_words, raw, k))
         return result
+
+
+def _ranked(words: list[str], raw: list[float], k: int) -> list[Candidate]:
+    """The ``k`` best proposals by their sentence log-probabilities ``raw``, each with its
+    probability among the proposals (a softmax over them)."""
+    import torch
+
+    scores = torch.tensor(raw, dtype=torch.float64)
+    probs = torch.softmax(scores, dim=0)
+    order = torch.argsort(scores, descending=True)[:k]
+    return [Candidate(words[int(i)], float(probs[int(i)]), float(scores[int(i)])) for i in order]
 
 
 # the batched causal path: gaps a forward pass, output-layer rows at a time (49,152 x 4
