@@ -38,7 +38,7 @@ from evaluation.lm.scorers.types import Progress, ScoringError
 MIN_SHARED_PREFIX = 4
 #: Rows of the output layer computed at once (rows x vocabulary floats in memory).
 HEAD_CHUNK_ROWS = 128
-#: Attention implementations that take a ready 4D mask (see `_run_chunk_packed`).
+#: Attention implementations that take a ready 4D mask (see `packed_hidden`).
 PACKABLE_ATTENTION = ("sdpa", "eager")
 #: What one more forward call costs, in padded token positions: the suffixes of a batch
 #: are split into calls of similar length when the padding saved is worth more.
