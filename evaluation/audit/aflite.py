@@ -172,7 +172,9 @@ def predictability(
     return np.where(counts > 0, correct / np.maximum(counts, 1), 0.0)
 
 
-Fit = Callable[[Inputs, npt.NDArray[np.bool_]], npt.NDArray[np.int64]]
+#: ``fit(items, train)``: the m models of a pass, on the ``items`` listed (indices into
+#: the inputs; ``train`` is ``(m, len(items))``) -> ``(m, len(items))`` predictions.
+Fit = Callable[[npt.NDArray[np.int64], npt.NDArray[np.bool_]], npt.NDArray[np.int64]]
 
 
 def aflite(
@@ -193,11 +195,24 @@ def aflite(
     p = params or AfliteParams()
     inputs = check_inputs(features, labels, standardize=p.standardize)
     p = p.resolved(inputs.n)
+    design = linear.Design.of(inputs, float64=p.float64)  # once: each pass selects its rows
+    starts: list[npt.NDArray[np.float64]] = []
 
-    def fit(sub: Inputs, train: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-        return linear.fit_predict(
-            sub, train, c=p.c, max_iter=p.max_iter, tol=p.tol, float64=p.float64
-        ).predictions
+    def fit(items: npt.NDArray[np.int64], train: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        # a pass after the first starts its m models at the mean of the last pass's (the
+        # first pass, at a pilot model's): the path to the minima, not the minima
+        fitted = linear.fit_predict(
+            inputs,
+            train,
+            c=p.c,
+            max_iter=p.max_iter,
+            tol=p.tol,
+            float64=p.float64,
+            design=design.select(items),
+            start=starts[-1] if starts else None,
+        )
+        starts[:] = [fitted.mean]
+        return fitted.predictions
 
     return run(inputs, p, fit, max_iterations=max_iterations, on_iteration=on_iteration)
 
@@ -225,13 +240,7 @@ def run(
             break
         train = draw_partitions(rng, active.size, p.m, p.t)
         tie = draw_tie_keys(rng, active.size)
-        sub = Inputs(
-            features=inputs.features[active],
-            labels=inputs.labels[active],
-            task=inputs.task,
-            classes=inputs.classes,
-        )
-        score = predictability(fit(sub, train), sub.labels, train)
+        score = predictability(fit(active, train), inputs.labels[active], train)
         scores[active] = score
         candidates = np.flatnonzero(score >= p.tau)
         ranked = candidates[np.lexsort((tie[candidates], -score[candidates]))]

@@ -53,20 +53,87 @@ PILOT_STRIDE = 2
 #: size: without the allowance, steps near the minimum look like no decrease).
 FLOAT32_SLACK = 1e-7
 
+#: How far below ``tol`` (as a share of it) a model's largest float32 gradient entry must
+#: be for the float64 stage to take it as met without evaluating the model in float64.
+#: The float32 gradient's rounding error (measured against float64 at the same weights)
+#: is about 1e-8 at WinoGrande's scale and 3e-8 with t = 100 (tests/evaluation/
+#: test_audit_linear.py): with the default tol of 1e-6 the margin, 2.5e-7, is 8 to 30
+#: times that.
+FLOAT32_GRADIENT_ERROR = 0.25
+
 #: Items (at most, evenly spaced) whose features give the shared curvature.
 CURVATURE_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class Design:
+    """The inputs as the models compute on them: per item its rows of the design matrix
+    (the features; for multiple choice the differences ``x_c - x_0``, ``C - 1`` rows) in
+    float32 and, when ``float64``, in float64 (the exact differences of the float32
+    features), with the labels. Made once (``of``); a loop over subsets of the items
+    (AfLite's passes) only selects rows (``select``) instead of converting again."""
+
+    rows32: npt.NDArray[np.float32]  # (N, rows per item, D)
+    rows64: npt.NDArray[np.float64] | None
+    labels: npt.NDArray[np.int64]
+    task: Task
+    classes: int
+
+    @classmethod
+    def of(cls, inputs: Inputs, *, float64: bool = True) -> "Design":
+        features = np.ascontiguousarray(inputs.features, dtype=np.float32)
+        if inputs.task is Task.MULTIPLE_CHOICE:
+            # The softmax of scores w.x_c equals that of w.(x_c - x_0) with a 0 for option 0:
+            # the same function on C - 1 rows per item instead of C.
+            head, rest = features[:, :1, :], features[:, 1:, :]
+            rows32 = np.subtract(rest, head, dtype=np.float32)
+            rows64 = np.subtract(rest, head, dtype=np.float64) if float64 else None
+        else:
+            rows32 = features[:, None, :]
+            rows64 = features[:, None, :].astype(np.float64) if float64 else None
+        return cls(
+            rows32=rows32, rows64=rows64, labels=inputs.labels, task=inputs.task, classes=inputs.classes
+        )
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.shape[0])
+
+    def select(self, items: npt.NDArray[np.int64], *, float64: bool = True) -> "Design":
+        """The same for the ``items`` listed (in that order); without ``float64`` the
+        float64 rows are left out."""
+        rows64 = None if self.rows64 is None or not float64 else np.take(self.rows64, items, axis=0)
+        return Design(
+            rows32=np.take(self.rows32, items, axis=0),
+            rows64=rows64,
+            labels=self.labels[items],
+            task=self.task,
+            classes=self.classes,
+        )
+
+    def x(self, dtype: torch.dtype) -> torch.Tensor:
+        """``(N * rows per item, D)`` in ``dtype``."""
+        if dtype == torch.float64:
+            if self.rows64 is None:
+                return torch.from_numpy(self.rows32.astype(np.float64)).reshape(-1, self.rows32.shape[-1])
+            return torch.from_numpy(self.rows64).reshape(-1, self.rows64.shape[-1])
+        return torch.from_numpy(self.rows32).reshape(-1, self.rows32.shape[-1])
 
 
 @dataclass(frozen=True)
 class Fitted:
     """Per model (rows) and item (columns): the predicted class or option, and the
     probability the model gives the gold label. ``steps``: L-BFGS iterations run (the
-    slowest model's); ``evaluations``: batched objective evaluations."""
+    slowest model's); ``evaluations``: batched objective evaluations; ``mean``: the mean
+    of the models' parameters (a start for a later fit on similar items);
+    ``float64_models``: how many models the float64 stage evaluated."""
 
     predictions: npt.NDArray[np.int64]
     gold_probability: npt.NDArray[np.float32]
     steps: int
     evaluations: int
+    mean: npt.NDArray[np.float64]
+    float64_models: int
 
 
 def fit_predict(
@@ -77,9 +144,13 @@ def fit_predict(
     max_iter: int = 500,
     tol: float = 1e-6,
     float64: bool = True,
+    design: Design | None = None,
+    start: npt.NDArray[np.float64] | None = None,
 ) -> Fitted:
     """Train one model per row of ``train`` (``(m, N)``, True where the item is in that
-    model's training set) and predict every item with every model.
+    model's training set) and predict every item with every model. ``design``: the
+    inputs already made into design rows (``Design.of(inputs)``, or a ``select`` of them;
+    ``inputs`` is then not read), for a caller that fits many times on the same items.
 
     The path to the m minima (the objective is each model's own, see the module's doc):
 
@@ -90,18 +161,28 @@ def fit_predict(
     3. with ``float64`` (the default), **double precision** checks every model's gradient
        against ``tol`` and takes over where it is not met (H0 the shared curvature at the
        float32 solution), as scikit-learn computes on float64 input; the predictions are
-       made in float64, so an item a hair from a model's decision boundary gets the same
-       prediction.
+       made in float64 (from the scores of the last float64 evaluation when it was at
+       the final weights, as it is when the check passes), so an item a hair from a
+       model's decision boundary gets the same prediction.
 
     ``steps`` and ``evaluations`` count stages 2 and 3."""
+    if design is None:
+        design = Design.of(inputs, float64=float64)
     with torch.no_grad():
-        fast = _Batched(inputs, train, c=c, dtype=torch.float32)
+        fast = _Batched(design, train, c=c, dtype=torch.float32)
         theta = torch.zeros(fast.m, fast.size, dtype=torch.float32)
-        if fast.m > 1:
+        if start is not None:
             theta = (
-                _pilot(inputs, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
+                torch.from_numpy(np.asarray(start, dtype=np.float32))
+                .view(1, fast.size)
+                .expand(fast.m, -1)
+                .clone()
             )
-        theta, steps, evaluations = lbfgs(
+        elif fast.m > 1:
+            theta = (
+                _pilot(design, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
+            )
+        theta, steps, evaluations, largest = lbfgs(
             fast.value_and_grad,
             theta,
             max_iter=max_iter,
@@ -109,44 +190,58 @@ def fit_predict(
             precondition=fast.preconditioner(theta),
         )
         model = fast
+        float64_models = 0
         if float64:
             model = fast.to(torch.float64)
-            start = theta
-            built: list[Precondition] = []
+            theta = theta.to(torch.float64)
+            # The float32 gradient is within FLOAT32_GRADIENT_ERROR * tol of the float64 one:
+            # a model whose float32 gradient met tol with that much to spare meets it in
+            # float64 too; the others are evaluated (and finished) in float64.
+            near = torch.nonzero(largest > tol * (1.0 - FLOAT32_GRADIENT_ERROR)).flatten()
+            float64_models = int(near.numel())
+            if float64_models:
+                float32_theta = theta
+                built: list[Precondition] = []
 
-            def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
-                if not built:
-                    built.append(fast.preconditioner(start))
-                return built[0](q)
+                def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
+                    if not built:
+                        built.append(fast.preconditioner(float32_theta.to(torch.float32)))
+                    return built[0](q)
 
-            theta, more_steps, more_evaluations = lbfgs(
-                model.value_and_grad,
-                theta.to(torch.float64),
-                max_iter=max(1, max_iter - steps),
-                tol=tol,
-                precondition=precondition,
-            )
-            steps, evaluations = steps + more_steps, evaluations + more_evaluations
+                def objective(rows: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    return model.value_and_grad(rows, near[models])
+
+                finished, more_steps, more_evaluations, _ = lbfgs(
+                    objective,
+                    theta[near],
+                    max_iter=max(1, max_iter - steps),
+                    tol=tol,
+                    precondition=precondition,
+                )
+                theta = theta.clone()
+                theta[near] = finished
+                steps += more_steps
+                evaluations += int(np.ceil(more_evaluations * float64_models / fast.m))
         predictions, gold = model.predict(theta)
     return Fitted(
         predictions=predictions.numpy().astype(np.int64),
         gold_probability=gold.numpy().astype(np.float32),
         steps=steps,
         evaluations=evaluations,
+        mean=theta.to(torch.float64).mean(0).numpy(),
+        float64_models=float64_models,
     )
 
 
-def _pilot(inputs: Inputs, models: "_Batched", *, max_iter: int, tol: float) -> torch.Tensor:
+def _pilot(design: Design, models: "_Batched", *, max_iter: int, tol: float) -> torch.Tensor:
     """``(1, P)``: the minimum of the models' objective (their mean L2 term) over every
     other item, in float32: near every model's own minimum, so the m start close."""
-    rows = np.arange(0, inputs.n, PILOT_STRIDE)
-    sub = Inputs(
-        features=inputs.features[rows], labels=inputs.labels[rows], task=inputs.task, classes=inputs.classes
-    )
+    rows = np.arange(0, design.n, PILOT_STRIDE)
+    sub = design.select(rows, float64=False)
     alone = _Batched(sub, np.ones((1, rows.size), dtype=bool), c=1.0, dtype=torch.float32)
     alone.penalty = models.penalty.mean().view(1)
     start = torch.zeros(1, models.size, dtype=torch.float32)
-    theta, _, _ = lbfgs(
+    theta, _, _, _ = lbfgs(
         alone.value_and_grad, start, max_iter=max_iter, tol=tol, precondition=models.preconditioner(start)
     )
     return theta
@@ -165,7 +260,7 @@ def lbfgs(
     max_iter: int,
     tol: float,
     precondition: Precondition | None = None,
-) -> tuple[torch.Tensor, int, int]:
+) -> tuple[torch.Tensor, int, int, torch.Tensor]:
     """Minimise m independent objectives at once: ``fun(theta, models)`` takes the
     ``(len(models), P)`` parameters of the models listed and returns their values and
     ``(len(models), P)`` gradients. Per model: the L-BFGS two-loop direction from its last
@@ -235,7 +330,7 @@ def lbfgs(
             pairs.pop(0)
         active = active & ~stuck & (g.abs().amax(1) > tol)
         steps += 1
-    return theta, steps, int(np.ceil(evaluations))
+    return theta, steps, int(np.ceil(evaluations)), g.abs().amax(1)
 
 
 class _Batched:
@@ -243,11 +338,11 @@ class _Batched:
     its weights, ``D*K``, then its intercepts, ``K``, for classification), the objective
     and its gradient written out (no autograd: a few passes over an (N, m) array)."""
 
-    def __init__(self, inputs: Inputs, train: npt.NDArray[np.bool_], *, c: float, dtype: torch.dtype) -> None:
+    def __init__(self, inputs: Design, train: npt.NDArray[np.bool_], *, c: float, dtype: torch.dtype) -> None:
         n = inputs.n
         m = int(train.shape[0])
-        d = int(inputs.features.shape[-1])
-        self.features = np.ascontiguousarray(inputs.features, dtype=np.float32)
+        d = int(inputs.rows32.shape[-1])
+        self.design = inputs
         self.n, self.m, self.d, self.task, self.classes, self.dtype = (
             n,
             m,
@@ -261,15 +356,16 @@ class _Batched:
         self.weight = mask / counts  # the mean over each model's training items
         labels = torch.from_numpy(inputs.labels)
         self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
-        if inputs.task is Task.MULTIPLE_CHOICE:
-            # The softmax of scores w.x_c equals that of w.(x_c - x_0) with a 0 for option 0:
-            # the same function on C - 1 rows per item instead of C.
+        if inputs.task is Task.MULTIPLE_CHOICE:  # scores of the rows x_c - x_0 (Design)
             self.k = 1
             self.intercept = False
         else:
             self.k = 1 if inputs.classes == 2 else inputs.classes
             self.intercept = True
-        self.x = self.design(dtype)
+        self.x = inputs.x(dtype)
+        self.scored: tuple[torch.Tensor, torch.Tensor] | None = (
+            None  # (theta, X @ W) of the last full evaluation
+        )
         self.binary = inputs.classes == 2
         self.size = d * self.k + (self.k if self.intercept else 0)
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
@@ -278,21 +374,12 @@ class _Batched:
         else:
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
-    def design(self, dtype: torch.dtype) -> torch.Tensor:
-        """The rows the scores are products of, in ``dtype``: the features, or for
-        multiple choice the differences ``x_c - x_0`` (computed in ``dtype``, from the
-        float32 features: exact in float64)."""
-        numpy_dtype = np.float64 if dtype == torch.float64 else np.float32
-        if self.task is Task.MULTIPLE_CHOICE:
-            rows = np.subtract(self.features[:, 1:, :], self.features[:, :1, :], dtype=numpy_dtype)
-            return torch.from_numpy(rows.reshape(self.n * (self.classes - 1), self.d))
-        return torch.from_numpy(self.features.astype(numpy_dtype))
-
     def to(self, dtype: torch.dtype) -> "_Batched":
         """The same models computed in ``dtype``."""
         other = copy.copy(self)
         other.dtype = dtype
-        other.x, other.weight = self.design(dtype), self.weight.to(dtype)
+        other.x, other.weight = self.design.x(dtype), self.weight.to(dtype)
+        other.scored = None
         if self.binary:
             other.positive = self.positive.to(dtype)
         else:
@@ -310,11 +397,13 @@ class _Batched:
         ones and L-BFGS corrects the rest. (Any positive-definite H0 gives the same
         minima: it changes the path, not the objective.)"""
         stride = -(-self.n // CURVATURE_ROWS)
-        rows = self.x.view(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
+        rows = self.x.reshape(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
         r = rows.shape[0]
         dk = self.d * self.k
         if self.binary:
             x = rows[:, 0, :]
+            if bool((theta == theta[:1]).all()):  # the models start alike: one column will do
+                theta = theta[:1]
             z = x @ theta[:, :dk].T.to(x.dtype)
             if self.intercept:
                 z = z + theta[:, dk:].T.to(x.dtype)
@@ -356,8 +445,16 @@ class _Batched:
         """``(m, N)`` each model's predicted class or option for every item, and the
         probability it gives the gold one."""
         dk = self.d * self.k
-        w = theta[:, :dk].reshape(self.m, self.d, self.k).permute(1, 0, 2).reshape(self.d, self.m * self.k)
-        scores = self.x @ w
+        if self.scored is not None and torch.equal(self.scored[0], theta):
+            scores = self.scored[1]
+        else:
+            w = (
+                theta[:, :dk]
+                .reshape(self.m, self.d, self.k)
+                .permute(1, 0, 2)
+                .reshape(self.d, self.m * self.k)
+            )
+            scores = self.x @ w
         if self.binary:  # a softmax over (0, z): option/class 1 wins only when z > 0
             z = scores if not self.intercept else scores + theta[:, dk:].view(1, self.m)
             gold = torch.sigmoid(torch.where(self.positive.bool(), z, -z))
@@ -380,6 +477,8 @@ class _Batched:
         dk = d * k
         w = theta[:, :dk].reshape(count, d, k).permute(1, 0, 2).reshape(d, count * k)
         scores = self.x @ w
+        if full:
+            self.scored = (theta.clone(), scores)
         if self.binary:
             z = scores if not self.intercept else scores + theta[:, dk:].view(1, count)  # (N, count)
             loss = (weight * (torch.nn.functional.softplus(z) - self.positive * z)).sum(

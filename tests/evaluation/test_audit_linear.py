@@ -1,0 +1,108 @@
+"""The batched logistic regressions (evaluation.audit.linear): design rows made once and
+selected, a given start instead of the pilot, the float64 stage that evaluates only the
+models whose float32 gradient met tol narrowly, predictions from the last evaluation's
+scores. Small seeded sets; no database."""
+
+import numpy as np
+import pytest
+import torch
+
+from evaluation.audit import linear
+from evaluation.audit.aflite import draw_partitions
+from evaluation.audit.data import check_inputs
+from evaluation.audit.synthetic import leaky_set
+from tests.evaluation.audit_threads import one_torch_thread  # noqa: F401 (autouse)
+
+
+def _inputs(options: int | None, n: int = 400):
+    data = leaky_set(n, dim=12, leak=0.3, options=options, seed=5)
+    return check_inputs(data.features, data.labels)
+
+
+@pytest.mark.parametrize("options", [None, 2, 3])
+def test_selected_design_rows_equal_those_made_from_the_selected_items(options):
+    inputs = _inputs(options)
+    items = np.array([7, 3, 250, 0, 399, 12])
+    selected = linear.Design.of(inputs).select(items)
+    sub = type(inputs)(
+        features=inputs.features[items], labels=inputs.labels[items], task=inputs.task, classes=inputs.classes
+    )
+    direct = linear.Design.of(sub)
+    assert np.array_equal(selected.rows32, direct.rows32)
+    assert selected.rows64 is not None and direct.rows64 is not None
+    assert np.array_equal(selected.rows64, direct.rows64)
+    assert np.array_equal(selected.labels, inputs.labels[items])
+    assert linear.Design.of(inputs).select(items, float64=False).rows64 is None
+    # float64 rows are the exact differences of the float32 features (multiple choice)
+    if options:
+        features = inputs.features[items].astype(np.float64)
+        assert np.array_equal(direct.rows64, features[:, 1:, :] - features[:, :1, :])
+
+
+@pytest.mark.parametrize("options", [None, 2, 3])
+def test_a_given_start_reaches_the_same_models_as_the_pilot(options):
+    inputs = _inputs(options)
+    train = draw_partitions(np.random.default_rng(1), inputs.n, 8, 100)
+    piloted = linear.fit_predict(inputs, train)
+    size = piloted.mean.shape[0]
+    elsewhere = linear.fit_predict(inputs, train, start=np.full(size, 0.05))
+    assert np.abs(piloted.gold_probability - elsewhere.gold_probability).max() < 1e-3
+    assert (piloted.predictions != elsewhere.predictions).mean() < 0.002
+    warm = linear.fit_predict(inputs, train, start=piloted.mean)
+    assert np.abs(piloted.gold_probability - warm.gold_probability).max() < 1e-3
+
+
+@pytest.mark.parametrize("options", [None, 2])
+def test_models_the_float64_stage_skips_meet_tol_in_float64(options):
+    inputs = _inputs(options)
+    train = draw_partitions(np.random.default_rng(2), inputs.n, 16, 100)
+    design = linear.Design.of(inputs)
+    tol = 1e-6
+    with torch.no_grad():
+        fast = linear._Batched(design, train, c=1.0, dtype=torch.float32)
+        theta, _, _, largest = linear.lbfgs(
+            fast.value_and_grad, torch.zeros(fast.m, fast.size), max_iter=500, tol=tol
+        )
+        _, g64 = fast.to(torch.float64).value_and_grad(theta.to(torch.float64), torch.arange(fast.m))
+        _, g32 = fast.value_and_grad(theta, torch.arange(fast.m))
+    skipped = largest <= tol * (1.0 - linear.FLOAT32_GRADIENT_ERROR)
+    assert bool(skipped.any())
+    assert float(g64[skipped].abs().amax()) <= tol
+    # the margin covers the float32 gradient's rounding many times over
+    assert float((g32.to(torch.float64) - g64).abs().amax()) < linear.FLOAT32_GRADIENT_ERROR * tol / 4
+
+
+def test_the_float64_stage_evaluates_every_model_without_the_margin_with_the_same_result(monkeypatch):
+    inputs = _inputs(2)
+    train = draw_partitions(np.random.default_rng(3), inputs.n, 8, 100)
+    margin = linear.fit_predict(inputs, train)
+    monkeypatch.setattr(linear, "FLOAT32_GRADIENT_ERROR", 1.0)  # every model is "near" tol
+    everyone = linear.fit_predict(inputs, train)
+    assert everyone.float64_models == 8
+    assert margin.float64_models < 8
+    assert np.array_equal(margin.predictions, everyone.predictions)
+    assert np.abs(margin.gold_probability - everyone.gold_probability).max() < 1e-4
+    float32 = linear.fit_predict(inputs, train, float64=False)
+    assert float32.float64_models == 0
+
+
+@pytest.mark.parametrize("options", [None, 2, 3])
+def test_predictions_from_the_last_evaluation_equal_a_fresh_product(options):
+    inputs = _inputs(options)
+    train = draw_partitions(np.random.default_rng(4), inputs.n, 4, 100)
+    design = linear.Design.of(inputs)
+    with torch.no_grad():
+        model = linear._Batched(design, train, c=1.0, dtype=torch.float64)
+        theta = torch.randn(
+            model.m, model.size, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+        )
+        model.value_and_grad(theta, torch.arange(model.m))
+        assert model.scored is not None
+        reused = model.predict(theta)
+        fresh = linear._Batched(design, train, c=1.0, dtype=torch.float64)
+        assert fresh.scored is None
+        computed = fresh.predict(theta)
+        other = theta + 0.1  # other weights than the last evaluation's: computed again
+        assert not torch.equal(model.predict(other)[1], reused[1])
+    assert torch.equal(reused[0], computed[0])
+    assert torch.allclose(reused[1], computed[1], rtol=0, atol=1e-12)
