@@ -71,13 +71,16 @@ class Design:
     (the features; for multiple choice the differences ``x_c - x_0``, ``C - 1`` rows) in
     float32 and, when ``float64``, in float64 (the exact differences of the float32
     features), with the labels. Made once (``of``); a loop over subsets of the items
-    (AfLite's passes) only selects rows (``select``) instead of converting again."""
+    (AfLite's passes) only selects rows (``select``) instead of converting again. A
+    selection keeps the whole float64 array and the items' ``index`` in it, and copies
+    float64 rows only when asked (``rows64_of``, ``x``)."""
 
     rows32: npt.NDArray[np.float32]  # (N, rows per item, D)
-    rows64: npt.NDArray[np.float64] | None
+    rows64: npt.NDArray[np.float64] | None  # every item's, when ``index`` is given
     labels: npt.NDArray[np.int64]
     task: Task
     classes: int
+    index: npt.NDArray[np.int64] | None = None  # this design's items in ``rows64``
 
     @classmethod
     def of(cls, inputs: Inputs, *, float64: bool = True) -> "Design":
@@ -102,21 +105,30 @@ class Design:
     def select(self, items: npt.NDArray[np.int64], *, float64: bool = True) -> "Design":
         """The same for the ``items`` listed (in that order); without ``float64`` the
         float64 rows are left out."""
-        rows64 = None if self.rows64 is None or not float64 else np.take(self.rows64, items, axis=0)
+        keep = self.rows64 is not None and float64
         return Design(
             rows32=np.take(self.rows32, items, axis=0),
-            rows64=rows64,
+            rows64=self.rows64 if keep else None,
             labels=self.labels[items],
             task=self.task,
             classes=self.classes,
+            index=(items if self.index is None else self.index[items]) if keep else None,
         )
+
+    def rows64_of(self, items: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.float64]:
+        """``(len(items), rows per item, D)`` float64 rows of the ``items`` listed (all
+        when None); converted from the float32 rows when none were made."""
+        if self.rows64 is None:
+            rows = self.rows32 if items is None else self.rows32[items]
+            return rows.astype(np.float64)
+        if self.index is None:
+            return self.rows64 if items is None else self.rows64[items]
+        return np.take(self.rows64, self.index if items is None else self.index[items], axis=0)
 
     def x(self, dtype: torch.dtype) -> torch.Tensor:
         """``(N * rows per item, D)`` in ``dtype``."""
         if dtype == torch.float64:
-            if self.rows64 is None:
-                return torch.from_numpy(self.rows32.astype(np.float64)).reshape(-1, self.rows32.shape[-1])
-            return torch.from_numpy(self.rows64).reshape(-1, self.rows64.shape[-1])
+            return torch.from_numpy(self.rows64_of()).reshape(-1, self.rows32.shape[-1])
         return torch.from_numpy(self.rows32).reshape(-1, self.rows32.shape[-1])
 
 
@@ -224,8 +236,8 @@ def fit_predict(
                 evaluations += int(np.ceil(more_evaluations * float64_models / fast.m))
         predictions, gold = model.predict(theta)
     return Fitted(
-        predictions=predictions.numpy().astype(np.int64),
-        gold_probability=gold.numpy().astype(np.float32),
+        predictions=np.ascontiguousarray(predictions.numpy(), dtype=np.int64),
+        gold_probability=np.ascontiguousarray(gold.numpy(), dtype=np.float32),
         steps=steps,
         evaluations=evaluations,
         mean=theta.to(torch.float64).mean(0).numpy(),
@@ -362,7 +374,7 @@ class _Batched:
         else:
             self.k = 1 if inputs.classes == 2 else inputs.classes
             self.intercept = True
-        self.x = inputs.x(dtype)
+        self._x: torch.Tensor | None = None  # self.x, made when first needed
         self.scored: tuple[torch.Tensor, torch.Tensor] | None = (
             None  # (theta, X @ W) of the last full evaluation
         )
@@ -371,6 +383,9 @@ class _Batched:
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
         if self.binary:
             self.positive = (labels == 1).to(dtype).view(n, 1)  # gold is class/option 1
+            self.sign = 2.0 * self.positive.to(torch.float32) - 1.0  # the gold's side of 0
+            self.away = -self.sign.to(dtype)  # -1 where the gold is class/option 1, else 1
+            self.flip = self.weight * self.away  # (N, m)
         else:
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
@@ -378,13 +393,21 @@ class _Batched:
         """The same models computed in ``dtype``."""
         other = copy.copy(self)
         other.dtype = dtype
-        other.x, other.weight = self.design.x(dtype), self.weight.to(dtype)
+        other._x, other.weight = (self._x if dtype == self.dtype else None), self.weight.to(dtype)
         other.scored = None
         if self.binary:
             other.positive = self.positive.to(dtype)
+            other.away, other.flip = self.away.to(dtype), self.flip.to(dtype)
         else:
             other.onehot = self.onehot.to(dtype)
         return other
+
+    @property
+    def x(self) -> torch.Tensor:
+        """The design rows in the models' dtype, ``(N * rows per item, D)``."""
+        if self._x is None:
+            self._x = self.design.x(self.dtype)
+        return self._x
 
     def preconditioner(self, theta: torch.Tensor) -> Precondition:
         """H0 for L-BFGS, one matrix shared by the m models and applied to each class's
@@ -447,6 +470,8 @@ class _Batched:
         dk = self.d * self.k
         if self.scored is not None and torch.equal(self.scored[0], theta):
             scores = self.scored[1]
+        elif self.binary and self.dtype == torch.float64 and self._x is None:
+            return self._binary_float64_predict(theta)
         else:
             w = (
                 theta[:, :dk]
@@ -457,8 +482,8 @@ class _Batched:
             scores = self.x @ w
         if self.binary:  # a softmax over (0, z): option/class 1 wins only when z > 0
             z = scores if not self.intercept else scores + theta[:, dk:].view(1, self.m)
-            gold = torch.sigmoid(torch.where(self.positive.bool(), z, -z))
-            return (z > 0).T.contiguous(), gold.T.contiguous()
+            gold = z.to(torch.float32).mul_(self.sign).sigmoid_()
+            return (z > 0).T, gold.T
         if self.task is Task.MULTIPLE_CHOICE:
             others = scores.view(self.n, self.classes - 1, self.m).permute(0, 2, 1)
             logits = torch.cat([torch.zeros_like(others[..., :1]), others], dim=-1)
@@ -466,6 +491,41 @@ class _Batched:
             logits = scores.view(self.n, self.m, self.k) + theta[:, dk:]
         gold = torch.softmax(logits, -1).gather(-1, self.gold).squeeze(-1)
         return logits.argmax(-1).T.contiguous(), gold.T.contiguous()
+
+    def _binary_float64_predict(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``predict`` for two classes or options at float64 ``theta`` with the float64
+        product's signs, without the float64 product: the float32 product, and in float64
+        again only the scores it cannot sign. A float32 dot product over D terms is within
+        gamma_D * sum_k |x_k w_k| <= gamma_D |x| |w| of the exact one (gamma_n = n u /
+        (1 - n u), u = 2^-24: the standard bound, for any order of summation); rounding
+        the weights, the rows (differences) and the intercept's addition to float32 adds
+        u each: a score whose float32 value, with its intercept, is within twice
+        gamma_{D+3} (max_i |x_i| |w| + |b|) of 0 is computed again from the float64 rows
+        (about a thousand of WinoGrande's 2.6 million). The gold probabilities are the
+        float32 scores' (float32 anyway in ``Fitted``)."""
+        w = theta[:, : self.d].T  # (D, m) float64
+        x32 = self.design.x(torch.float32)
+        z = x32 @ w.to(torch.float32)
+        if self.intercept:
+            z += theta[:, self.d :].view(1, self.m).to(torch.float32)
+        terms = self.d + 3
+        u = 2.0**-24
+        gamma = terms * u / (1.0 - terms * u)
+        size = float(torch.linalg.vector_norm(x32, dim=1).amax()) * torch.linalg.vector_norm(w, dim=0)
+        if self.intercept:
+            size += theta[:, self.d :].abs().view(self.m)
+        bound = (2.0 * gamma * size).to(torch.float32).view(1, self.m)  # its own rounding: in the 2
+        rows, models = torch.nonzero(z.abs() <= bound, as_tuple=True)
+        predictions = z > 0
+        gold = z.mul_(self.sign).sigmoid_()
+        if rows.numel():
+            again = torch.from_numpy(self.design.rows64_of(rows.numpy())).reshape(-1, self.d)
+            exact = (again * w.T[models]).sum(1)
+            if self.intercept:
+                exact += theta[models, self.d]
+            predictions[rows, models] = exact > 0
+            gold[rows, models] = torch.sigmoid(exact * self.sign[rows, 0].to(torch.float64)).to(torch.float32)
+        return predictions.T, gold.T
 
     def value_and_grad(self, theta: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The objectives (float64) and gradients of the ``models`` listed, whose
@@ -480,12 +540,18 @@ class _Batched:
         if full:
             self.scored = (theta.clone(), scores)
         if self.binary:
-            z = scores if not self.intercept else scores + theta[:, dk:].view(1, count)  # (N, count)
-            loss = (weight * (torch.nn.functional.softplus(z) - self.positive * z)).sum(
-                0, dtype=torch.float64
+            # with v = z for gold 0 and -z for gold 1: the log loss is softplus(v) and its
+            # derivative in z, sigmoid(z) - gold, is sigmoid(v) * (1 or -1); one pass each,
+            # without softplus(z) - z's cancellation where the gold is far ahead
+            flip = self.flip if full else self.flip[:, models]
+            v = (
+                scores * self.away
+                if not self.intercept
+                else (scores + theta[:, dk:].view(1, count)).mul_(self.away)
             )
-            dscores = (torch.sigmoid(z) - self.positive).mul_(weight)
-            db = dscores.sum(0).view(count, 1)
+            loss = torch.nn.functional.softplus(v).mul_(weight).sum(0, dtype=torch.float64)
+            dscores = v.sigmoid_().mul_(flip)
+            db = dscores.sum(0).view(count, 1) if self.intercept else dscores[:0]
         else:
             gold = self.gold if full else self.gold[:, models]
             onehot = self.onehot if full else self.onehot[:, models]

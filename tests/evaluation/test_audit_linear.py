@@ -29,14 +29,17 @@ def test_selected_design_rows_equal_those_made_from_the_selected_items(options):
     )
     direct = linear.Design.of(sub)
     assert np.array_equal(selected.rows32, direct.rows32)
-    assert selected.rows64 is not None and direct.rows64 is not None
-    assert np.array_equal(selected.rows64, direct.rows64)
+    assert np.array_equal(selected.rows64_of(), direct.rows64_of())
+    assert np.array_equal(selected.rows64_of(np.array([1, 4])), direct.rows64_of()[[1, 4]])
+    again = selected.select(np.array([2, 0]))  # a selection of a selection
+    assert np.array_equal(again.rows64_of(), direct.rows64_of()[[2, 0]])
+    assert np.array_equal(again.rows32, direct.rows32[[2, 0]])
     assert np.array_equal(selected.labels, inputs.labels[items])
     assert linear.Design.of(inputs).select(items, float64=False).rows64 is None
     # float64 rows are the exact differences of the float32 features (multiple choice)
     if options:
         features = inputs.features[items].astype(np.float64)
-        assert np.array_equal(direct.rows64, features[:, 1:, :] - features[:, :1, :])
+        assert np.array_equal(direct.rows64_of(), features[:, 1:, :] - features[:, :1, :])
 
 
 @pytest.mark.parametrize("options", [None, 2, 3])
@@ -101,8 +104,40 @@ def test_predictions_from_the_last_evaluation_equal_a_fresh_product(options):
         reused = model.predict(theta)
         fresh = linear._Batched(design, train, c=1.0, dtype=torch.float64)
         assert fresh.scored is None
+        assert fresh.x.dtype == torch.float64  # the whole float64 product, not float32's
         computed = fresh.predict(theta)
         other = theta + 0.1  # other weights than the last evaluation's: computed again
         assert not torch.equal(model.predict(other)[1], reused[1])
     assert torch.equal(reused[0], computed[0])
     assert torch.allclose(reused[1], computed[1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("options", [None, 2])
+def test_binary_float64_predictions_from_float32_scores_equal_the_float64_product(options):
+    inputs = _inputs(options, n=600)
+    train = draw_partitions(np.random.default_rng(6), inputs.n, 6, 100)
+    design = linear.Design.of(inputs).select(np.arange(0, 600, 2))  # a selection, as AfLite's
+    rng = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        model = linear._Batched(design, train[:, ::2], c=1.0, dtype=torch.float64)
+        theta = torch.randn(model.m, model.size, dtype=torch.float64, generator=rng) * 0.3
+        x64 = torch.from_numpy(design.rows64_of()).reshape(-1, model.d)
+        # scores a hair from 0: model j's intercept (or, without one, its weights moved
+        # along item j's row) puts item j within 1e-9 of its decision boundary
+        for j in range(model.m):
+            row = x64[j]
+            if model.intercept:
+                theta[j, -1] = -(row @ theta[j, : model.d]) + 1e-9 * (-1) ** j
+            else:
+                theta[j, : model.d] -= (row @ theta[j, : model.d] - 1e-9 * (-1) ** j) / (row @ row) * row
+        assert model._x is None
+        predicted, gold = model.predict(theta)  # float32 product, float64 where unsure
+        assert model._x is None  # the float64 rows were never copied whole
+        exact = x64 @ theta[:, : model.d].T + (theta[:, model.d :].T if model.intercept else 0.0)
+    assert torch.equal(predicted, (exact > 0).T)
+    for j in range(model.m):
+        assert bool(predicted[j, j]) == (j % 2 == 0)  # the hair's side, not float32's
+    positive = torch.from_numpy(design.labels == 1)
+    assert torch.allclose(
+        gold.to(torch.float64), torch.sigmoid(torch.where(positive[None, :], exact.T, -exact.T)), atol=1e-5
+    )
