@@ -1,6 +1,6 @@
 """Time AfLite at WinoGrande's scale: Winnow's batched models against the plain scikit-learn loop.
 
-Run: .venv/bin/python bench/aflite_bench.py [--reference-iterations 1] [--full] [--threads 2]
+Run: .venv/bin/python bench/aflite_bench.py [--threads 2] [--reference-threads 1] [--reference-iterations N]
 
 Synthetic features (evaluation.audit.synthetic, seeded): ITEMS two-option items, DIM
 dimensions of Gaussian noise per option plus a token dimension that marks the right option
@@ -10,20 +10,20 @@ target size defaults to a quarter of the set).
 
 In the same run, on the same features, partitions and seed:
 - the reference: evaluation.audit.reference (one scikit-learn LogisticRegression per
-  partition in a Python loop). A full reference run takes most of an hour on 2 cores, so
-  by default it runs the first --reference-iterations (1) iterations; --full runs it to
-  the end (the same as --reference-iterations 0);
+  partition in a Python loop), by default to the end (13 iterations: about 2.5 minutes
+  at 1 thread and 4 at 2 on a quiet 2-core machine); --reference-iterations N stops it
+  after N and the whole loop is then EXTRAPOLATED (printed as such);
 - Winnow: evaluation.audit.aflite (the 64 logistic regressions of an iteration as one
-  batched model: float32 then float64 L-BFGS, evaluation.audit.linear) on the same
-  iterations right after it: scores and removals compared item by item, wall-clock and
-  CPU (process) times; CPU time is the fairer figure when other jobs share the machine;
-- Winnow again, to the end, each iteration timed; unless --full, the full reference time
-  is EXTRAPOLATED from its measured iterations (printed as such).
+  batched model, evaluation.audit.linear) to the end right after it, each iteration
+  timed: scores and removals compared item by item, wall-clock and CPU (process) times
+  (CPU time is the fairer figure when other jobs share the machine).
 
-The thread pools: torch gets --threads (default 2), and so does the BLAS that numpy and
-scikit-learn call (threadpoolctl); OMP_WAIT_POLICY=PASSIVE (unless set) keeps idle
-threads from spinning on a shared machine. The load average (as `uptime` prints it) is
-printed beside every figure.
+The thread pools: torch gets --threads (default 2); the BLAS that numpy and scikit-learn
+call (threadpoolctl) gets --reference-threads (default: --threads) while the reference
+runs. scikit-learn's loop is fastest at 1 thread (a second OpenBLAS thread slows its
+small products down), Winnow's at 2: `--threads 2 --reference-threads 1` compares each at
+its best. OMP_WAIT_POLICY=PASSIVE (unless set) keeps idle threads from spinning on a
+shared machine. The load average (as `uptime` prints it) is printed beside every figure.
 """
 
 from __future__ import annotations
@@ -61,24 +61,33 @@ def main() -> None:
     parser.add_argument("--tau", type=float, default=0.75)
     parser.add_argument("--target-n", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--reference-iterations", type=int, default=1)
-    parser.add_argument("--full", action="store_true", help="run the scikit-learn loop to the end too")
+    parser.add_argument("--threads", type=int, default=2, help="torch's threads (Winnow)")
+    parser.add_argument(
+        "--reference-threads",
+        type=int,
+        default=None,
+        help="BLAS threads for scikit-learn (default: --threads)",
+    )
+    parser.add_argument(
+        "--reference-iterations",
+        type=int,
+        default=0,
+        help="stop the scikit-learn loop after this many iterations and extrapolate (0: run it to the end)",
+    )
     args = parser.parse_args()
 
     import torch
     from threadpoolctl import threadpool_info, threadpool_limits
 
+    reference_threads = args.reference_threads or args.threads
     torch.set_num_threads(args.threads)
     threadpool_limits(args.threads, user_api="blas")
-    blas = ", ".join(
-        f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info() if p["user_api"] == "blas"
-    )
     data = leaky_set(args.items, dim=args.dim - 1, leak=args.leak, options=args.options, seed=args.seed)
     params = AfliteParams(m=args.m, t=args.t, k=args.k, tau=args.tau, target_n=args.target_n, seed=args.seed)
     print(
         f"features {data.features.shape} float32, {int(data.leaked.sum())} items with the token; "
-        f"threads: torch {torch.get_num_threads()}, BLAS ({blas}); OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
+        f"threads: torch {torch.get_num_threads()}, scikit-learn's BLAS {reference_threads}; "
+        f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
     )
     print(f"load average before: {load()}")
 
@@ -87,37 +96,25 @@ def main() -> None:
     aflite(small.features, small.labels, params=AfliteParams(t=30, target_n=100))
     print(f"warm-up (first call in the process, not counted): {time.perf_counter() - start:.1f} s")
 
-    limit = None if args.full else (args.reference_iterations or None)
+    limit = args.reference_iterations or None
 
-    # 1. the scikit-learn loop on the first iterations (or all), then Winnow on the same
-    # iterations right after it, so both meet about the same load on a shared machine
-    wall, cpu = time.perf_counter(), time.process_time()
-    reference = aflite_reference(data.features, data.labels, params=params, max_iterations=limit)
-    reference_wall, reference_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    # 1. the scikit-learn loop, then Winnow right after it, so both meet about the same
+    # load on a shared machine
+    with threadpool_limits(reference_threads, user_api="blas"):
+        blas = ", ".join(
+            f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info() if p["user_api"] == "blas"
+        )
+        wall, cpu = time.perf_counter(), time.process_time()
+        reference = aflite_reference(data.features, data.labels, params=params, max_iterations=limit)
+        reference_wall, reference_cpu = time.perf_counter() - wall, time.process_time() - cpu
     done = len(reference.iterations)
     print(
-        f"\nscikit-learn loop: {reference_wall:.1f} s ({reference_cpu:.1f} s CPU) for {done} iteration(s), "
-        f"stopped {reference.stopped}; load average {load()}"
-    )
-    wall, cpu = time.perf_counter(), time.process_time()
-    first = aflite(data.features, data.labels, params=params, max_iterations=limit)
-    winnow_wall, winnow_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(
-        f"Winnow, the same {done} iteration(s): {winnow_wall:.1f} s ({winnow_cpu:.1f} s CPU); load average {load()}"
-    )
-    same = np.array_equal(first.removed_in, reference.removed_in)
-    diff = float(np.abs(first.scores - reference.scores).max())
-    print(f"  same removals: {same}; largest score difference: {diff:.4f}")
-    for a, b in zip(first.iterations, reference.iterations, strict=True):
-        print(
-            f"  iteration {a.iteration}: Winnow {a.at_or_above_tau} >= tau, removed {a.removed}; scikit-learn {b.at_or_above_tau}, {b.removed}"
-        )
-    print(
-        f"speed-up on the same iterations: {reference_wall / winnow_wall:.1f}x wall clock, "
-        f"{reference_cpu / winnow_cpu:.1f}x CPU time"
+        f"\nscikit-learn loop (BLAS: {blas}): {reference_wall:.1f} s ({reference_cpu:.1f} s CPU) for {done} "
+        f"iteration(s), stopped {reference.stopped}; load average {load()}",
+        flush=True,
     )
 
-    # 2. Winnow to the end
+    # 2. Winnow to the end, each iteration timed
     stamps: list[tuple[float, float]] = []
 
     def progress(it: AfliteIteration) -> None:
@@ -129,7 +126,7 @@ def main() -> None:
             flush=True,
         )
 
-    print("\nWinnow, full run:", flush=True)
+    print(f"\nWinnow ({torch.get_num_threads()} torch threads), the whole run:", flush=True)
     wall, cpu = time.perf_counter(), time.process_time()
     full = aflite(data.features, data.labels, params=params, on_iteration=progress)
     total_wall, total_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -142,16 +139,29 @@ def main() -> None:
         f"  removed {int((~full.kept).sum())}: {(~full.kept[data.leaked]).mean():.1%} of the token items, "
         f"{(~full.kept[~data.leaked]).mean():.1%} of the others"
     )
+    compared = full.removed_in.copy()
+    if limit is not None:  # Winnow's removals in the iterations the reference ran
+        compared[compared > done] = 0
+    same = np.array_equal(compared, reference.removed_in)
+    same_iterations = [(a.items_in, a.at_or_above_tau, a.removed) for a in full.iterations[:done]] == [
+        (b.items_in, b.at_or_above_tau, b.removed) for b in reference.iterations
+    ]
+    print(
+        f"  same removals as the scikit-learn loop{'' if limit is None else f' in its {done} iteration(s)'}: {same} "
+        f"(the same counts per iteration: {same_iterations})"
+    )
     if limit is None:
+        diff = np.abs(full.scores - reference.scores)
         print(
-            f"  same removals as the full scikit-learn run: {np.array_equal(full.removed_in, reference.removed_in)}"
+            f"  score differences (each item's last score): largest {diff.max():.4f}, "
+            f"{int((diff > 0).sum())} items differ, {int((diff > 0.02).sum())} by more than 0.02"
         )
         print(
-            f"whole run: scikit-learn {reference_wall:.1f} s ({reference_cpu:.1f} s CPU) against Winnow's "
-            f"{total_wall:.1f} s ({total_cpu:.1f} s CPU): {reference_wall / total_wall:.1f}x wall clock, "
-            f"{reference_cpu / total_cpu:.1f}x CPU time"
+            f"whole run: scikit-learn {reference_wall:.1f} s ({reference_cpu:.1f} s CPU, {reference_threads} BLAS "
+            f"thread(s)) against Winnow's {total_wall:.1f} s ({total_cpu:.1f} s CPU, {args.threads} torch "
+            f"thread(s)): {reference_wall / total_wall:.1f}x wall clock, {reference_cpu / total_cpu:.1f}x CPU time"
         )
-    elif done < len(full.iterations):
+    else:
         estimate = reference_wall / done * len(full.iterations)
         estimate_cpu = reference_cpu / done * len(full.iterations)
         print(
