@@ -76,3 +76,54 @@ def test_audit_refuses_a_model_not_in_the_registry_naming_it_and_writes_nothing(
     with pytest.raises(CommandError, match="release: no release 'nope@1.0.0'"):
         call_command("audit", "--release=nope@1.0.0", "--model=tiny-causal")
     assert not Audit.objects.exists()
+
+
+def test_audit_without_queue_waits_when_another_process_finishes_the_last_chunk(
+    audit_registry, curator, django_capture_on_commit_callbacks, tmp_path, settings, monkeypatch
+):
+    """A model worker took the last chunk while this process ran the others: the command
+    waits for the audit to end (the worker analyses it) and prints its results, instead
+    of stopping at "audit #N is features"."""
+    from evaluation.audit import services
+    from evaluation.management.commands import audit as command
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    comve_release(django_capture_on_commit_callbacks, curator)
+    worker_ran: list[int] = []
+
+    def all_but_the_last_chunk(*, audit):
+        chunks = list(audit.chunks.order_by("index").values_list("pk", flat=True))
+        for chunk_id in chunks[:-1]:
+            assert not services.audit_chunk_run(chunk_id=chunk_id)
+        worker_ran.append(chunks[-1])  # "the worker" has claimed it
+        audit.refresh_from_db()
+        return audit
+
+    def the_worker_meanwhile(seconds):  # the command's poll: the worker finishes and analyses
+        if worker_ran and worker_ran[-1] > 0:
+            chunk_id, worker_ran[-1] = worker_ran[-1], 0
+            if services.audit_chunk_run(chunk_id=chunk_id):
+                services.audit_analyse(audit_id=Audit.objects.get().pk)
+
+    monkeypatch.setattr(command, "audit_run_here", all_but_the_last_chunk)
+    monkeypatch.setattr(command.time, "sleep", the_worker_meanwhile)
+    out = io.StringIO()
+    call_command(
+        "audit",
+        "--release=comve-audit@1.0.0",
+        "--model=tiny-causal",
+        "--folds=3",
+        "--epochs=3",
+        "--repeats=1",
+        "--chunk-texts=20",
+        "--aflite=m=8",
+        "--aflite=k=4",
+        "--aflite=tau=0.6",
+        "--aflite=target_n=20",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    audit = Audit.objects.get()
+    assert audit.chunks_total >= 2 and worker_ran == [0]
+    assert audit.status == AuditStatus.DONE
+    assert f"AfLite: kept {audit.results['aflite']['kept']}" in out.getvalue()

@@ -34,7 +34,9 @@ scores find the associative schemas (ROC AUC, overlap of the top k).
 The features are computed here (one process) or, with --queue, by the model workers
 (`celery -A config worker -Q models`, any number: the chunks are shared), each with
 WINNOW_AUDIT_THREADS threads (default 1: on a shared 2-core machine two one-thread workers
-are much faster than one worker with two threads); --show ID prints
+are much faster than one worker with two threads). Without --queue, chunks a running
+worker has taken stay its own: the command then waits for the audit to end, as with
+--queue. --show ID prints
 a finished audit again. Bad input (a source too small for the parameters, a model not in
 the registry, items with no labels) is refused with a message naming the setting; nothing
 is written then.
@@ -129,6 +131,11 @@ class Command(LaidOutHelpCommand):
             audit = self._wait(audit)
         else:
             audit = audit_run_here(audit=audit)
+            if audit.active:  # a model worker took a chunk (the last one): it ends the audit
+                self.stderr.write(
+                    f"audit #{audit.pk} is {audit.status}: another process is finishing it; waiting"
+                )
+                audit = self._wait(audit)
         self._print(audit, options, seconds=time.monotonic() - started)
 
     def _wait(self, audit: Audit) -> Audit:
