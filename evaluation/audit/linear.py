@@ -14,8 +14,9 @@ curvature pairs, step length (backtracking to the Armijo condition) and stopping
 the arithmetic is shared. (One L-BFGS over the sum of the m objectives reaches the same
 minima but shares one step length and mixes the models' curvature: about three times as
 many evaluations.) ``fit_predict`` shortens the path, not the objective: all models start
-from a pilot model's weights, most iterations run in float32, the last ones in float64,
-and L-BFGS's initial Hessian is the curvature the models share (the features' weighted
+from a pilot model's weights (or a given start), the iterations run in float32, a float64
+stage evaluates the models whose float32 gradient met the test narrowly, and L-BFGS's
+initial Hessian is the curvature the models share (the features' weighted
 Gram matrix, D x D, factorised once per stage), so the first steps are near-Newton ones.
 
 - classification, 2 classes: one weight vector and an intercept (a sigmoid), as
@@ -166,16 +167,19 @@ def fit_predict(
 
     The path to the m minima (the objective is each model's own, see the module's doc):
 
-    1. a **pilot**: one model of the same objective (the models' mean L2 term) on every
-       other item, alone, in float32 to ``PILOT_TOL``; its weights are every model's start;
+    1. ``start`` (``(P,)``, e.g. the ``mean`` of an earlier fit on similar items) for
+       every model, or a **pilot**: one model of the same objective (the models' mean L2
+       term) on every other item, alone, in float32 to ``PILOT_TOL``;
     2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
-       H0 the shared curvature at the pilot's weights (``_Batched.preconditioner``);
-    3. with ``float64`` (the default), **double precision** checks every model's gradient
-       against ``tol`` and takes over where it is not met (H0 the shared curvature at the
-       float32 solution), as scikit-learn computes on float64 input; the predictions are
-       made in float64 (from the scores of the last float64 evaluation when it was at
-       the final weights, as it is when the check passes), so an item a hair from a
-       model's decision boundary gets the same prediction.
+       H0 the shared curvature at the start (``_Batched.preconditioner``);
+    3. with ``float64`` (the default), **double precision**, as scikit-learn computes on
+       float64 input: a model whose largest float32 gradient entry is above
+       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (closer to ``tol`` than the float32
+       gradient's rounding can be trusted with) is evaluated in float64 and finished
+       there (H0 the shared curvature at the float32 solution); the predictions are
+       float64's (``_Batched.predict``: for two classes or options the float32 product
+       with every score its rounding bound cannot sign computed again in float64), so an
+       item a hair from a model's decision boundary gets the same prediction.
 
     ``steps`` and ``evaluations`` count stages 2 and 3."""
     if design is None:
