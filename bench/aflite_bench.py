@@ -143,12 +143,24 @@ def main() -> None:
     if limit is not None:  # Winnow's removals in the iterations the reference ran
         compared[compared > done] = 0
     same = np.array_equal(compared, reference.removed_in)
-    same_iterations = [(a.items_in, a.at_or_above_tau, a.removed) for a in full.iterations[:done]] == [
-        (b.items_in, b.at_or_above_tau, b.removed) for b in reference.iterations
-    ]
     print(
-        f"  same removals as the scikit-learn loop{'' if limit is None else f' in its {done} iteration(s)'}: {same} "
-        f"(the same counts per iteration: {same_iterations})"
+        f"  same removals as the scikit-learn loop{'' if limit is None else f' in its {done} iteration(s)'}: {same}"
+    )
+    for number in range(1, done + 1):  # the first iteration whose removals differ, if any
+        ours, theirs = full.removed_in == number, reference.removed_in == number
+        if not np.array_equal(ours, theirs):
+            print(
+                f"  the same removals in iterations 1-{number - 1} ({int(((reference.removed_in > 0) & (reference.removed_in < number)).sum())} "
+                f"items); iteration {number}: Winnow removed {int(ours.sum())}, scikit-learn {int(theirs.sum())}, "
+                f"{int((ours & theirs).sum())} of them the same items (the later iterations draw their "
+                f"partitions over different sets)"
+            )
+            break
+    print(
+        f"  scikit-learn removed {int((~reference.kept).sum())}: {(~reference.kept[data.leaked]).mean():.1%} of the "
+        f"token items, {(~reference.kept[~data.leaked]).mean():.1%} of the others; items at or above tau per "
+        f"iteration: Winnow {[it.at_or_above_tau for it in full.iterations[:done]]}, "
+        f"scikit-learn {[it.at_or_above_tau for it in reference.iterations]}"
     )
     if limit is None:
         diff = np.abs(full.scores - reference.scores)
