@@ -1,7 +1,7 @@
 """Cloze experiment 1 with SmolLM2 in two source trees, measured in the same time window.
 
     .venv/bin/python bench/cloze_trees.py --before /work/wt/cloze-before [--statements 10]
-        [--threads 2] [--rounds 3] [--also-per-gap]
+        [--threads 2] [--rounds 3] [--also pack_gaps=0]
 
 "Before" is a checkout of another commit, e.g. the code when issue 31 was filed (the
 parent of 6d16058, the commit that batched the gaps of a statement):
@@ -14,9 +14,9 @@ The processes take turns: a round runs the same statements once in each (the ord
 rotates every round), so the trees see the same load; only one computes at a time. It
 prints every run's wall clock and CPU time (the child process's, all threads) with the
 load average, then the best of the rounds per tree and the ratio, and checks that every
-tree gave the same replacements. ``--also-per-gap`` adds a third process: this tree with
-``batch_gaps=False`` (one gap at a time, what bench/cloze_bench.py calls "one gap at a
-time"). ComVE training statements come from WINNOW_DATA_DIR/comve/train (default
+tree gave the same replacements. ``--also pack_gaps=0`` adds a process running this tree with
+that flag of ``ClozeModel`` (``pack_gaps=0``: the padded batches of 6d16058;
+``batch_gaps=0``: one gap at a time, the issue's algorithm in this tree). ComVE training statements come from WINNOW_DATA_DIR/comve/train (default
 ../shared/data).
 """
 
@@ -79,7 +79,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--propose", type=int, default=15)
-    parser.add_argument("--also-per-gap", action="store_true", help="this tree with batch_gaps=False too")
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME=0|1[,...]",
+        help="this tree again with these ClozeModel flags (repeatable), e.g. pack_gaps=0 or batch_gaps=0",
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     data = Path(os.environ.get("WINNOW_DATA_DIR") or ROOT.parent / "shared" / "data") / "comve" / "train"
@@ -115,8 +121,7 @@ def main() -> None:
         check=True,
     ).stdout.strip()
     trees = [("before", args.before, "-"), ("now", ROOT, "-")]
-    if args.also_per_gap:
-        trees.append(("now, one gap at a time", ROOT, "batch_gaps=0"))
+    trees += [(f"now, {flags}", ROOT, flags) for flags in args.also]
     print(f"before: {args.before} at {before[:110]}")
     print(f"now:    {ROOT} at {after[:110]}{' (with uncommitted changes)' if dirty else ''}")
     print(
