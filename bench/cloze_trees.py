@@ -1,12 +1,12 @@
 """Cloze experiment 1 with SmolLM2 in two source trees, measured in the same time window.
 
-    .venv/bin/python bench/cloze_trees.py --before /work/wt/cloze-before [--statements 10]
+    .venv/bin/python bench/cloze_trees.py --before ../cloze-before [--statements 10]
         [--threads 2] [--rounds 3] [--also pack_gaps=0]
 
 "Before" is a checkout of another commit, e.g. the code when issue 31 was filed (the
 parent of 6d16058, the commit that batched the gaps of a statement):
 
-    git worktree add --detach /work/wt/cloze-before 6d16058^
+    git worktree add --detach ../cloze-before 6d16058^
 
 Each tree runs in its own process (its own imports of ``evaluation.cloze``), which loads
 SmolLM2 once, sets the torch threads, warms up on the first statement and then waits.
