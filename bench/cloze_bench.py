@@ -3,15 +3,19 @@ and SmolLM2's time as a multiple of the machine's compute bound.
 
     .venv/bin/python bench/cloze_bench.py [--statements N] [--smollm2-statements M] [--threads T] [--no-smollm2]
 
-For causal models it times the re-ranking three ways on the same statements and checks
-they give the same replacements: all the gaps of a statement at once (two forward passes:
-the left contexts, then every proposal's continuation over their key/value cache; what
-`manage.py cloze` and the worker do), one gap at a time through its left context's cache
-(the path before; ``batch_gaps=False``), and the reference scoring every whole sentence
-from scratch. Wall clock and this process's CPU time are printed, with the load average.
+For causal models it times the re-ranking four ways on the same statements and checks
+they give the same replacements: all the gaps of a statement as two packed prefix trees
+(the left contexts, then every (gap, proposal) sequence, no padding; what `manage.py
+cloze` and the worker do since 27 Nov 2026, ``pack_gaps=True``), all the gaps in two
+padded batches over the left contexts' key/value cache (26 Nov, ``pack_gaps=False``), one
+gap at a time through its left context's cache (``batch_gaps=False``: the algorithm of
+the code when issue 31 was filed, commit 6d16058^, run in this tree), and the reference
+scoring every whole sentence from scratch. Wall clock and this process's CPU time are
+printed, with the load average. To time the issue's commit itself, its own code in its own
+process, alternately with this tree's, use bench/cloze_trees.py.
 
 The compute bound (bench/compute_bound.py) is measured in the same run: the distinct
-prefix-tree tokens of the sequences the batched path runs (start token + left context,
+prefix-tree tokens of the sequences the packed path runs (start token + left context,
 and left context + each proposal's continuation) times the model's FLOPs a token in its
 linear layers, plus the positions whose next-token distribution is needed (the output
 layer) times its FLOPs a row, at the fp32 matrix-product rate measured with the model's
@@ -149,16 +153,22 @@ def compute_bound(model, chosen, args) -> float:
 
 
 def compare(model, name: str, chosen, args, *, bound: float | None = None) -> None:
-    model.share_prefix, model.batch_gaps = True, True
+    model.share_prefix, model.batch_gaps, model.pack_gaps = True, True, True
     batched, seconds, cpu = timed(model, chosen, k=args.k, propose_n=args.propose)
-    report(f"{name}, all gaps at once", len(chosen), seconds, cpu, bound)
+    report(f"{name}, packed trees", len(chosen), seconds, cpu, bound)
+    model.pack_gaps = False
+    padded, pad_seconds, pad_cpu = timed(model, chosen, k=args.k, propose_n=args.propose)
+    model.pack_gaps = True
+    report(f"{name}, padded batches", len(chosen), pad_seconds, pad_cpu, bound)
     model.batch_gaps = False
     per_gap, gap_seconds, gap_cpu = timed(model, chosen, k=args.k, propose_n=args.propose)
     model.batch_gaps = True
-    report(f"{name}, one gap at a time (before)", len(chosen), gap_seconds, gap_cpu, bound)
-    same = replacements(batched) == replacements(per_gap)
+    report(f"{name}, one gap at a time (as 6d16058^)", len(chosen), gap_seconds, gap_cpu, bound)
+    same = replacements(batched) == replacements(per_gap) == replacements(padded)
     line = (
-        f"  same replacements: {same}; speed-up {gap_seconds / seconds:.2f}x wall, {gap_cpu / cpu:.2f}x CPU"
+        f"  same replacements: {same}; packed against padded {pad_seconds / seconds:.2f}x wall, "
+        f"{pad_cpu / cpu:.2f}x CPU; against one gap at a time {gap_seconds / seconds:.2f}x wall, "
+        f"{gap_cpu / cpu:.2f}x CPU"
     )
     if not args.no_reference:
         model.share_prefix = False

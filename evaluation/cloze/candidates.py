@@ -50,6 +50,10 @@ class ClozeModel:
     # contexts, one for every proposal's continuation). False: one gap at a time (the
     # path before, kept as the reference for tests and the bench; same replacements).
     batch_gaps: bool = True
+    # Causal, with batch_gaps: the two passes as packed prefix trees (no padding; the
+    # scorer's packed forward) where the model's attention takes a ready mask. False: the
+    # padded batches over the left contexts' key/value cache (same replacements).
+    pack_gaps: bool = True
     # when a list: the batched path appends (left ids, [continuation ids]) for every gap
     # (bench/cloze_bench.py counts the work of the compute bound from them)
     trace: list[tuple[list[int], list[list[int]]]] | None = field(default=None, repr=False)
@@ -234,6 +238,8 @@ class ClozeModel:
 
         if self.start_token_id is None:
             raise ModelLoadError(f"{self.name}: a causal LM needs a start token (BOS or EOS)")
+        if self.batch_gaps and self.share_prefix and self.pack_gaps and self._can_pack():
+            return self._fill_causal_packed(gaps, k, propose_n)
         if self.batch_gaps and self.share_prefix:
             result: list[list[Candidate]] = []
             for start in range(0, len(gaps), GAPS_A_PASS):
@@ -342,6 +348,87 @@ class ClozeModel:
             result.append(_ranked(gap_words, raw, k))
         return result
 
+    def _can_pack(self) -> bool:
+        from evaluation.lm.scorers.causal import PACKABLE_ATTENTION
+
+        config = getattr(self.model, "config", None)
+        base = getattr(self.model, getattr(self.model, "base_model_prefix", ""), None)
+        return base is not None and getattr(config, "_attn_implementation", None) in PACKABLE_ATTENTION
+
+    def _fill_causal_packed(
+        self, gaps: list[tuple[str, str]], k: int, propose_n: int
+    ) -> list[list[Candidate]]:
+        """What :meth:`_fill_causal` gives gap by gap, from two packed prefix trees.
+
+        1. The left contexts (start token + stem) as one prefix tree (a statement's left
+           contexts are prefixes of one another, so it is the longest of them): one packed
+           forward call (``causal.packed_hidden``, the scorer's), the output layer at each
+           left context's last token only; its next-token distribution proposes the words.
+        2. Every (gap, word) sequence, left context + word + right context, as one prefix
+           tree: each distinct prefix is computed once, without padding, in packed rows
+           of at most ``CLOZE_CHUNK_TOKENS`` nodes (``prefix_tree.plan_chunks``); the
+           output layer runs once at each (node, next continuation token) pair
+           (``causal.score_pairs``). The left contexts run again there, a few tokens
+           against the continuations' hundreds.
+        """
+        import torch
+
+        from evaluation.lm.scorers.causal import packed_hidden, score_pairs
+        from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
+
+        base = getattr(self.model, self.model.base_model_prefix)
+        head = self.model.get_output_embeddings()
+        lefts = [self._ids(left.rstrip()) for left, _ in gaps]
+        next_logps: list[Any] = [None] * len(gaps)
+        with torch.inference_mode():
+            tree = PrefixTree(lefts)
+            chunks = plan_chunks(tree, len(lefts), CLOZE_CHUNK_TOKENS)
+            for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
+                hidden, row_of = packed_hidden(base, tree, chunk)
+                rows = torch.tensor([row_of[tree.terminal[g]] for g in members])
+                logps = torch.log_softmax(head(hidden[rows]).float(), dim=-1)
+                for g, logp in zip(members, logps, strict=True):
+                    next_logps[g] = logp
+
+            words: list[list[str]] = []
+            seqs: list[list[int]] = []
+            owner: list[int] = []  # the gap of each sequence
+            for g, (left, right) in enumerate(gaps):
+                stem = left.rstrip()
+                words.append(self._proposals(stem, next_logps[g], propose_n))
+                joiner = " " if stem else ""
+                for w in words[-1]:
+                    cont = self.tokenizer(joiner + w + right, add_special_tokens=False)["input_ids"]
+                    if not cont:
+                        raise ValueError("empty continuation")
+                    seqs.append(lefts[g] + cont)
+                    owner.append(g)
+            if self.trace is not None:
+                for g, left_ids in enumerate(lefts):
+                    self.trace.append(
+                        (left_ids, [s[len(left_ids) :] for s, o in zip(seqs, owner, strict=True) if o == g])
+                    )
+            tree = PrefixTree(seqs)
+            chunks = plan_chunks(tree, len(seqs), CLOZE_CHUNK_TOKENS)
+            done: dict[tuple[int, int], tuple[float, bool]] = {}
+            for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
+                hidden, row_of = packed_hidden(base, tree, chunk)
+                pairs = (
+                    (tree.path[s][j], seqs[s][j + 1])
+                    for s in members
+                    for j in range(len(lefts[owner[s]]), len(seqs[s]) - 1)
+                )
+                score_pairs(head, hidden, row_of, pairs, done)
+        raw: list[list[float]] = [[] for _ in gaps]
+        for s, seq in enumerate(seqs):
+            g = owner[s]
+            start = len(lefts[g])
+            path = tree.path[s]
+            total = float(next_logps[g][seq[start]])
+            total += sum(done[(path[j], seq[j + 1])][0] for j in range(start, len(seq) - 1))
+            raw[g].append(total)
+        return [_ranked(gap_words, scores, k) for gap_words, scores in zip(words, raw, strict=True)]
+
 
 def _ranked(words: list[str], raw: list[float], k: int) -> list[Candidate]:
     """The ``k`` best proposals by their sentence log-probabilities ``raw``, each with its
@@ -358,6 +445,8 @@ def _ranked(words: list[str], raw: list[float], k: int) -> list[Candidate]:
 # bytes each for SmolLM2: 512 rows are 100 MB)
 GAPS_A_PASS = 16
 HEAD_ROWS_A_SLICE = 512
+# the packed path: prefix-tree nodes a forward call at most (its attention mask is this squared)
+CLOZE_CHUNK_TOKENS = 1024
 
 
 def load_cloze_model(

@@ -108,15 +108,51 @@ def test_all_gaps_at_once_give_what_one_gap_at_a_time_gives(causal, monkeypatch)
         for i in range(len(words)):
             gaps.append((" ".join(words[:i]) + (" " if i else ""), text[len(" ".join(words[: i + 1])) :]))
     assert len(gaps) > 3
-    batched = causal.fill(gaps, k=5, propose_n=9)
+    causal.pack_gaps = False
+    try:
+        batched = causal.fill(gaps, k=5, propose_n=9)
+        causal.batch_gaps = False
+        one_by_one = causal.fill(gaps, k=5, propose_n=9)
+    finally:
+        causal.batch_gaps, causal.pack_gaps = True, True
+    assert [[c.word for c in found] for found in batched] == [[c.word for c in found] for found in one_by_one]
+    for found, reference in zip(batched, one_by_one, strict=True):
+        # fp32 rounding of other matrix shapes: about 1e-6 apart (records keep 6 decimals)
+        assert [c.prob for c in found] == pytest.approx([c.prob for c in reference], abs=1e-5)
+        assert [c.logprob for c in found] == pytest.approx([c.logprob for c in reference], abs=1e-4)
+
+
+@pytest.mark.parametrize("chunk_tokens", [1024, 20])
+def test_packed_prefix_trees_give_what_one_gap_at_a_time_gives(causal, monkeypatch, chunk_tokens):
+    # the packed path (the left contexts' tree, then every (gap, word) sequence's tree in
+    # packed rows, output layer once a (node, next token) pair), in one row or cut into
+    # many small ones, against the gap-by-gap path
+    from evaluation.cloze import candidates as module
+
+    assert causal.pack_gaps and causal.batch_gaps and causal._can_pack()
+    monkeypatch.setattr(module, "CLOZE_CHUNK_TOKENS", chunk_tokens)
+    calls: list[tuple] = []
+    real = module.ClozeModel._fill_causal_packed
+
+    def counted(self, *args):
+        calls.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(module.ClozeModel, "_fill_causal_packed", counted)
+    gaps = []
+    for text in CORPUS:
+        words = text.split(" ")
+        for i in range(len(words)):
+            gaps.append((" ".join(words[:i]) + (" " if i else ""), text[len(" ".join(words[: i + 1])) :]))
+    packed = causal.fill(gaps, k=5, propose_n=9)
+    assert len(calls) == 1
     causal.batch_gaps = False
     try:
         one_by_one = causal.fill(gaps, k=5, propose_n=9)
     finally:
         causal.batch_gaps = True
-    assert [[c.word for c in found] for found in batched] == [[c.word for c in found] for found in one_by_one]
-    for found, reference in zip(batched, one_by_one, strict=True):
-        # fp32 rounding of other matrix shapes: about 1e-6 apart (records keep 6 decimals)
+    assert [[c.word for c in found] for found in packed] == [[c.word for c in found] for found in one_by_one]
+    for found, reference in zip(packed, one_by_one, strict=True):
         assert [c.prob for c in found] == pytest.approx([c.prob for c in reference], abs=1e-5)
         assert [c.logprob for c in found] == pytest.approx([c.logprob for c in reference], abs=1e-4)
 
