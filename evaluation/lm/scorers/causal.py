@@ -404,13 +404,13 @@ def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tenso
     each node's state is the one it has in its sequences alone."""
     n = len(chunk)
     row_of = {node: i for i, node in enumerate(chunk)}
-    index = torch.arange(n)
     end = torch.tensor(ancestor_intervals(tree, chunk))
-    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
     tokens = torch.tensor([tree.token[node] for node in chunk])
     positions = torch.tensor([tree.depth[node] for node in chunk])
     if fast_llama.supports(base):
-        return fast_llama.hidden_states(base, tokens, positions, allowed), row_of
+        return fast_llama.hidden_states(base, tokens, positions, end), row_of
+    index = torch.arange(n)
+    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
     dtype = next(base.parameters()).dtype
     mask = torch.zeros((1, 1, n, n), dtype=dtype)
     mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)

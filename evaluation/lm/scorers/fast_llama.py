@@ -71,9 +71,51 @@ def _rebind(modules, whole: torch.Tensor) -> None:
         start += rows
 
 
-def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+#: Queries per attention piece (`attention_pieces`).
+PIECE_ROWS = 128
+
+
+def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """Cut a packed row's attention into pieces of at most ``rows`` consecutive queries.
+
+    ``end[i]`` is the index after node i's last descendant in the row (depth-first order,
+    `prefix_tree.ancestor_intervals`): node j is visible to node i exactly when
+    ``j <= i < end[j]``. A node's ancestors before a piece's first node s are ancestors of
+    s too (j < s <= i < end[j]), so a piece's keys are s's ancestors and the piece itself:
+    each piece attends over its own few keys instead of all n, and dense attention work
+    falls from n^2 to about n x (rows + depth).
+
+    Returns (piece length L, key index [P, K], mask [P, 1, L, K]): piece p holds the
+    queries ``p * L ... p * L + L - 1`` (the last piece's rows past n are padding, given
+    key 0 so that their softmax is defined, and dropped); key slots past a piece's keys
+    are masked."""
+    n = int(end.shape[0])
+    count = -(-n // max(1, rows))
+    length = -(-n // count)
+    index = torch.arange(n)
+    keys: list[torch.Tensor] = []
+    for p in range(count):
+        s = p * length
+        ancestors = index[:s][end[:s] > s]
+        keys.append(torch.cat([ancestors, index[s : min(n, s + length)]]))
+    width = max(len(k) for k in keys)
+    key_index = torch.zeros((count, width), dtype=torch.long)
+    key_valid = torch.zeros((count, width), dtype=torch.bool)
+    for p, k in enumerate(keys):
+        key_index[p, : len(k)] = k
+        key_valid[p, : len(k)] = True
+    query = (torch.arange(count) * length)[:, None] + torch.arange(length)[None, :]  # [P, L]
+    kk = key_index[:, None, :]
+    qq = query[:, :, None]
+    mask = (kk <= qq) & (qq < end[key_index][:, None, :]) & key_valid[:, None, :]
+    mask[:, :, 0] |= query >= n
+    return length, key_index, mask[:, None]
+
+
+def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
     """Last hidden states [n, hidden] of one packed row: ``tokens`` and ``positions`` [n],
-    ``allowed`` [n, n] booleans (True where a token may attend)."""
+    ``end`` [n] the ancestor intervals of `attention_pieces` (node j is visible to node i
+    exactly when ``j <= i < end[j]``)."""
     config = base.config
     n_heads = config.num_attention_heads
     n_kv = config.num_key_value_heads
@@ -85,7 +127,10 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: 
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
     cos, sin = cos[0][:, None, :], sin[0][:, None, :]  # [n, 1, head_dim]
     half = head_dim // 2
-    mask = allowed[None, None]  # [1, 1, n, n], broadcast over heads
+    length, key_index, mask = attention_pieces(end, PIECE_ROWS)
+    count, width = key_index.shape
+    pad = count * length - n
+    flat_keys = key_index.reshape(-1)
     for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
@@ -94,15 +139,19 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: 
         qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
         rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
         qk = qk * cos + rotated * sin
-        q = qk[:, :n_heads].transpose(0, 1)  # [heads, n, d]
-        k = qk[:, n_heads:].transpose(0, 1)
-        v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim).transpose(0, 1)
-        # 4D (a batch of one): SDPA then takes its CPU flash kernel; a 3D call with
-        # grouped keys falls back to its math path (docs/scoring.md, "Profile")
+        q = qk[:, :n_heads]  # [n, heads, d]
+        if pad:
+            q = F.pad(q, (0, 0, 0, 0, 0, pad))
+        q = q.view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
+        k = qk[:, n_heads:].index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim)
+        v = v.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
+        # its math path: docs/scoring.md, "Profile")
         out = F.scaled_dot_product_attention(
-            q[None], k[None], v[None], attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
-        )[0]  # [heads, n, d]
-        out = out.transpose(0, 1).reshape(n, q_size)
+            q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
+        )  # [P, heads, L, d]
+        out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         x = torch.addmm(x, out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
         h = F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
