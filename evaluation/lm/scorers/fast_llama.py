@@ -5,12 +5,14 @@ query/key/value projections, rotary positions, attention, output projection, res
 RMS norm, SiLU-gated MLP, residual; a final RMS norm), on the model's own weights, with
 fewer and larger operations: the query, key and value projections are one matrix product
 and so are the gate and up projections (their weights concatenated once per model and
-kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), the norms are `torch.rms_norm`, the residual adds are
-folded into the matrix products (`addmm`), the SiLU and the gate product work in place,
-rotary positions are applied to the queries and keys together, and the attention mask is
-a boolean matrix, given to SDPA as a batch of one so that it runs its CPU flash kernel
-(a 3D call with grouped keys takes its math path). The numbers are those of
-transformers' forward to float32 rounding
+kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), an RMS norm
+is three passes over its input (`_rms_norm`), the residual adds are folded into the
+matrix products (`addmm`), the SiLU and the gate product work in place, rotary positions
+are applied to the queries and keys together in one product and two fused multiply-adds,
+and attention runs in pieces of `PIECE_ROWS` queries, each over its own keys
+(`attention_pieces`), as one 4D call to SDPA, which then runs its CPU flash kernel (a 3D
+call with grouped keys takes its math path). The numbers are those of transformers'
+forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no
@@ -125,8 +127,11 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
 
     x = base.embed_tokens(tokens)  # [n, H]
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
-    cos, sin = cos[0][:, None, :], sin[0][:, None, :]  # [n, 1, head_dim]
     half = head_dim // 2
+    cos = cos[0][:, None, :]  # [n, 1, head_dim]
+    # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
+    sin1 = sin[0][:, None, :half].contiguous()
+    sin2 = sin[0][:, None, half:].contiguous()
     length, key_index, mask = attention_pieces(end, PIECE_ROWS)
     count, width = key_index.shape
     pad = count * length - n
@@ -134,11 +139,13 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
-        h = F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+        h = _rms_norm(x, norm)
         qkv = F.linear(h, w_qkv)  # [n, q + 2 kv]
         qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
-        rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
-        qk = qk * cos + rotated * sin
+        rotated = qk * cos
+        rotated[..., :half].addcmul_(qk[..., half:], sin1, value=-1)
+        rotated[..., half:].addcmul_(qk[..., :half], sin2)
+        qk = rotated
         q = qk[:, :n_heads]  # [n, heads, d]
         if pad:
             q = F.pad(q, (0, 0, 0, 0, 0, pad))
@@ -154,11 +161,20 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
         out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         x = torch.addmm(x, out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
-        h = F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+        h = _rms_norm(x, norm)
         gate_up = F.linear(h, w_gate_up)
         inter = gate_up.shape[-1] // 2
         gate = F.silu(gate_up[:, :inter], inplace=True)
         gate.mul_(gate_up[:, inter:])
         x = torch.addmm(x, gate, mlp.down_proj.weight.t())
     norm = base.norm
-    return F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+    return _rms_norm(x, norm)
+
+
+def _rms_norm(x: torch.Tensor, norm) -> torch.Tensor:
+    """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
+    over x: one reduction (the Euclidean norm of each row) and two products. torch's own
+    `rms_norm` decomposes into six on this build (pow, mean, add, rsqrt, mul, mul)."""
+    scale = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    scale = scale.square_().div_(x.shape[-1]).add_(norm.variance_epsilon).rsqrt_()
+    return torch.mul(x, scale).mul_(norm.weight)
