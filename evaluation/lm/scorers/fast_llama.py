@@ -114,6 +114,12 @@ def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, t
     return length, key_index, mask[:, None]
 
 
+def additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A boolean attention mask as the additive one SDPA would make of it at every call
+    (0 where allowed, -inf elsewhere), made once for all the layers."""
+    return torch.zeros(mask.shape, dtype=dtype).masked_fill_(~mask, float("-inf"))
+
+
 def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
     """Last hidden states [n, hidden] of one packed row: ``tokens`` and ``positions`` [n],
     ``end`` [n] the ancestor intervals of `attention_pieces` (node j is visible to node i
@@ -132,7 +138,8 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
     sin1 = sin[0][:, None, :half].contiguous()
     sin2 = sin[0][:, None, half:].contiguous()
-    length, key_index, mask = attention_pieces(end, PIECE_ROWS)
+    length, key_index, allowed = attention_pieces(end, PIECE_ROWS)
+    mask = additive(allowed, x.dtype)
     count, width = key_index.shape
     pad = count * length - n
     flat_keys = key_index.reshape(-1)
