@@ -74,7 +74,7 @@ def _rebind(modules, whole: torch.Tensor) -> None:
 
 
 #: Queries per attention piece (`attention_pieces`).
-PIECE_ROWS = 128
+PIECE_ROWS = 64
 
 
 def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, torch.Tensor]:
