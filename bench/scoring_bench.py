@@ -110,8 +110,8 @@ def main() -> int:
 
     from compute_bound import best_matmul_rate, bound_seconds, count_work, flops
 
-    from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS
-    from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks
+    from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS, packed_chunks
+    from evaluation.lm.scorers.prefix_tree import PrefixTree
 
     body_flops, head_flops = flops(loaded.model)
     works = {method: count_work(loaded, reqs) for method, reqs in request_sets.items()}
@@ -126,7 +126,7 @@ def main() -> int:
         )
 
     def measure_bounds() -> dict[str, float]:
-        # the row counts of Winnow's forward calls: the prefix tree's chunks at this batch size
+        # the row counts of Winnow's forward calls: the prefix tree's packed chunks
         out = {}
         for method, reqs in request_sets.items():
             from evaluation.lm.scorers.causal import encode_pair
@@ -136,7 +136,7 @@ def main() -> int:
                 ctx, cont = encode_pair(loaded, c, x)
                 inputs.append((ctx + cont)[:-1])
             tree = PrefixTree(list(dict.fromkeys(map(tuple, inputs))))
-            chunks = plan_chunks(tree, args.batch_size, CHUNK_MAX_TOKENS)
+            chunks = packed_chunks(tree)
             rows = round(len(tree) / len(chunks))
             head_rows = min(round(works[method].rows / len(chunks)), HEAD_CHUNK_ROWS)
             # the best rate of Winnow's row counts and of the largest call Winnow may make

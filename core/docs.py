@@ -16,10 +16,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-_MD = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+from core import markdown
+
+_MD = markdown.parser()
 _DOC_LINK = re.compile(r"^(?:\./)?(?:docs/)?([a-z0-9-]+)\.md(#[-\w]*)?$")
 _KEPT = ("http://", "https://", "mailto:", "#")
 
@@ -65,7 +66,7 @@ def doc_html(text: str) -> str:
     """A docs page as HTML, safe to put in a page as is (markdown-it escapes the text)."""
     tokens = _MD.parse(text)
     _rewrite(tokens)
-    return str(_MD.renderer.render(tokens, _MD.options, {}))
+    return markdown.render(_MD, tokens)
 
 
 @login_required

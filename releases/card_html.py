@@ -7,10 +7,11 @@ its text. The YAML front matter (Hugging Face's metadata) is not shown as text; 
 lists the configs it declares instead.
 """
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-_MD = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+from core import markdown
+
+_MD = markdown.parser()
 _KEPT = ("http://", "https://", "mailto:", "#")
 
 
@@ -45,4 +46,4 @@ def card_html(text: str) -> str:
     _, body = split_front_matter(text)
     tokens = _MD.parse(body)
     _drop_foreign_links(tokens)
-    return str(_MD.renderer.render(tokens, _MD.options, {}))
+    return markdown.render(_MD, tokens)

@@ -4,8 +4,9 @@ the log-likelihood it has scored alone."""
 from __future__ import annotations
 
 import pytest
+import torch
 
-from evaluation.lm.scorers import causal
+from evaluation.lm.scorers import causal, fast_llama
 from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
 from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
 
@@ -124,6 +125,46 @@ def test_subtrees_split_across_calls_give_the_same_numbers(
     for req, (a, ga), (b, gb) in zip(REQUESTS, got, reference, strict=True):
         assert a == pytest.approx(b, abs=1e-5), req
         assert ga == gb, req
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5, 16])
+def test_attention_in_pieces_gives_the_same_numbers(
+    tiny_causal, rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean forward's attention cut into pieces of a few queries (each with its first
+    node's ancestors as extra keys) gives every request its numbers alone."""
+    assert fast_llama.supports(tiny_causal.model.model)
+    reference = alone(tiny_causal, REQUESTS)
+    monkeypatch.setattr(fast_llama, "PIECE_ROWS", rows)
+    got = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    for req, (a, ga), (b, gb) in zip(REQUESTS, got, reference, strict=True):
+        assert a == pytest.approx(b, abs=1e-5), req
+        assert ga == gb, req
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 7, 100])
+def test_attention_pieces_see_exactly_the_ancestors(tiny_causal, rows: int) -> None:
+    """Piece by piece, query i sees key j exactly when j is i's ancestor or i itself, and
+    every ancestor of a piece's query is among the piece's keys."""
+    inputs = [tuple(a + b) for a, b in (encode_pair(tiny_causal, c, x) for c, x in REQUESTS)]
+    tree = PrefixTree(inputs)
+    chunk = plan_chunks(tree, 64, 10_000)[0]
+    end = ancestor_intervals(tree, chunk)
+    n = len(chunk)
+    length, key_index, mask = fast_llama.attention_pieces(torch.tensor(end), rows)
+    assert key_index.shape[0] * length >= n > (key_index.shape[0] - 1) * length
+    seen: dict[int, set[int]] = {}
+    for p in range(key_index.shape[0]):
+        for qi in range(length):
+            i = p * length + qi
+            keys = {int(key_index[p, k]) for k in range(key_index.shape[1]) if mask[p, 0, qi, k]}
+            if i < n:
+                seen[i] = keys
+            else:
+                assert keys == {int(key_index[p, 0])}  # padding: one key, dropped after
+    assert set(seen) == set(range(n))
+    for i in range(n):
+        assert seen[i] == {j for j in range(i + 1) if i < end[j]}, i
 
 
 def test_each_distinct_prefix_runs_once(tiny_causal, monkeypatch: pytest.MonkeyPatch) -> None:

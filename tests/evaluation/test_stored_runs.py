@@ -81,9 +81,13 @@ def same_items(ours: list[dict[str, Any]], before: list[dict[str, Any]]) -> None
         assert mine.get("prediction_by_rule") == theirs.get("prediction_by_rule"), where
         if theirs.get("scores") is not None:
             # the prefix-tree scoring (docs/scoring.md) adds each sentence's log-probabilities
-            # in another order and runs a leaner forward: predictions are the same, the
-            # scores equal to 1e-5 of their size (3e-6 measured on WSC273 full)
-            assert mine["scores"] == pytest.approx(theirs["scores"], rel=1e-5, abs=1e-4), where
+            # in another order, in chunks of other sizes, and runs a leaner forward:
+            # predictions are the same, the scores equal to float32 rounding. That is up to
+            # about 2e-5 of their size here: "Gold is more expensive than plastic." (-46.122
+            # nats in float64) is 2.3e-4 off in the stored run, 4.4e-4 with the code of
+            # 26 Nov, 5.3e-4 scored alone and 9.2e-4 in today's 1,024-position chunks
+            # (docs/scoring.md, "Exactness"); 3e-6 measured on WSC273 full
+            assert mine["scores"] == pytest.approx(theirs["scores"], rel=3e-5, abs=1e-4), where
         if theirs.get("perplexities") is not None:
             assert mine["perplexities"] == pytest.approx(theirs["perplexities"], rel=1e-4), where
 

@@ -43,7 +43,9 @@ PACKABLE_ATTENTION = ("sdpa", "eager")
 #: What one more forward call costs, in padded token positions: the suffixes of a batch
 #: are split into calls of similar length when the padding saved is worth more.
 SUFFIX_CALL_COST = 8
-#: Positions of one packed forward call at most (its attention mask is this squared).
+#: Positions of one packed forward call at most. Its attention runs in pieces
+#: (fast_llama.attention_pieces), so a chunk of this size costs little more attention than
+#: a small one, and its matrix products run at the machine's large-product rate.
 CHUNK_MAX_TOKENS = 1024
 
 
@@ -185,7 +187,10 @@ def loglikelihood(
     share_prefixes: bool = True,
     progress: Progress | None = None,
 ) -> list[tuple[float, bool]]:
-    """log P(continuation | context) in nats and whether it is the greedy continuation."""
+    """log P(continuation | context) in nats and whether it is the greedy continuation.
+
+    batch_size: sequences a padded batch (models whose attention takes no ready mask, and
+    ``share_prefixes=False``); packed rows are bounded by positions (`packed_chunks`)."""
     if model.kind != "causal":
         raise ScoringError("log-likelihoods need a causal language model")
     encoded = []
@@ -252,7 +257,6 @@ def loglikelihood_tokens(
             requests_of,
             base,
             apply_head,
-            batch_size,
             token_lp,
             token_greedy,
             progress,
@@ -351,19 +355,18 @@ def _run_tree(
     requests_of: list[int],
     base,
     apply_head,
-    batch_size: int,
     token_lp: list[dict[int, float]],
     token_greedy: list[dict[int, bool]],
     progress: Progress | None,
     total: int,
 ) -> None:
     """Every distinct prefix runs once: the prefix tree of the inputs, cut into chunks of
-    whole subtrees (at most batch_size sequences, CHUNK_MAX_TOKENS positions), each chunk
+    whole subtrees (`packed_chunks`: at most CHUNK_MAX_TOKENS positions), each chunk
     one packed row (`_run_chunk_packed`). A sequence is scored in the first chunk holding
     its last input token, which holds its whole path; each (state, target) pair goes
     through the output layer once."""
     tree = PrefixTree(inputs)
-    chunks = plan_chunks(tree, batch_size, CHUNK_MAX_TOKENS)
+    chunks = packed_chunks(tree)
     done_rows: dict[tuple[int, int], tuple[float, bool]] = {}
     done = 0
     with torch.inference_mode():
@@ -376,6 +379,14 @@ def _run_tree(
             done += sum(requests_of[k] for k in members)
             if progress is not None:
                 progress(done, total)
+
+
+def packed_chunks(tree: PrefixTree) -> list[list[int]]:
+    """The packed forward calls of a prefix tree: chunks of whole subtrees of at most
+    CHUNK_MAX_TOKENS positions. The number of sequences is not limited (batch_size bounds
+    padded batches, where a sequence's padding is what memory grows with; a packed row
+    has none)."""
+    return plan_chunks(tree, max(1, len(tree)), CHUNK_MAX_TOKENS)
 
 
 def _run_chunk_packed(
@@ -404,13 +415,13 @@ def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tenso
     each node's state is the one it has in its sequences alone."""
     n = len(chunk)
     row_of = {node: i for i, node in enumerate(chunk)}
-    index = torch.arange(n)
     end = torch.tensor(ancestor_intervals(tree, chunk))
-    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
     tokens = torch.tensor([tree.token[node] for node in chunk])
     positions = torch.tensor([tree.depth[node] for node in chunk])
     if fast_llama.supports(base):
-        return fast_llama.hidden_states(base, tokens, positions, allowed), row_of
+        return fast_llama.hidden_states(base, tokens, positions, end), row_of
+    index = torch.arange(n)
+    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
     dtype = next(base.parameters()).dtype
     mask = torch.zeros((1, 1, n, n), dtype=dtype)
     mask.masked_fill_(~allowed[None, None], torch.finfo(dtype).min)

@@ -5,12 +5,14 @@ query/key/value projections, rotary positions, attention, output projection, res
 RMS norm, SiLU-gated MLP, residual; a final RMS norm), on the model's own weights, with
 fewer and larger operations: the query, key and value projections are one matrix product
 and so are the gate and up projections (their weights concatenated once per model and
-kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), the norms are `torch.rms_norm`, the residual adds are
-folded into the matrix products (`addmm`), the SiLU and the gate product work in place,
-rotary positions are applied to the queries and keys together, and the attention mask is
-a boolean matrix, given to SDPA as a batch of one so that it runs its CPU flash kernel
-(a 3D call with grouped keys takes its math path). The numbers are those of
-transformers' forward to float32 rounding
+kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), an RMS norm
+is three passes over its input (`_rms_norm`), the residual adds are folded into the
+matrix products (`addmm`), the SiLU and the gate product work in place, rotary positions
+are applied to the queries and keys together in one product and two fused multiply-adds,
+and attention runs in pieces of `PIECE_ROWS` queries, each over its own keys
+(`attention_pieces`), as one 4D call to SDPA, which then runs its CPU flash kernel (a 3D
+call with grouped keys takes its math path). The numbers are those of transformers'
+forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no
@@ -71,9 +73,57 @@ def _rebind(modules, whole: torch.Tensor) -> None:
         start += rows
 
 
-def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+#: Queries per attention piece (`attention_pieces`).
+PIECE_ROWS = 64
+
+
+def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """Cut a packed row's attention into pieces of at most ``rows`` consecutive queries.
+
+    ``end[i]`` is the index after node i's last descendant in the row (depth-first order,
+    `prefix_tree.ancestor_intervals`): node j is visible to node i exactly when
+    ``j <= i < end[j]``. A node's ancestors before a piece's first node s are ancestors of
+    s too (j < s <= i < end[j]), so a piece's keys are s's ancestors and the piece itself:
+    each piece attends over its own few keys instead of all n, and dense attention work
+    falls from n^2 to about n x (rows + depth).
+
+    Returns (piece length L, key index [P, K], mask [P, 1, L, K]): piece p holds the
+    queries ``p * L ... p * L + L - 1`` (the last piece's rows past n are padding, given
+    key 0 so that their softmax is defined, and dropped); key slots past a piece's keys
+    are masked."""
+    n = int(end.shape[0])
+    count = -(-n // max(1, rows))
+    length = -(-n // count)
+    index = torch.arange(n)
+    keys: list[torch.Tensor] = []
+    for p in range(count):
+        s = p * length
+        ancestors = index[:s][end[:s] > s]
+        keys.append(torch.cat([ancestors, index[s : min(n, s + length)]]))
+    width = max(len(k) for k in keys)
+    key_index = torch.zeros((count, width), dtype=torch.long)
+    key_valid = torch.zeros((count, width), dtype=torch.bool)
+    for p, k in enumerate(keys):
+        key_index[p, : len(k)] = k
+        key_valid[p, : len(k)] = True
+    query = (torch.arange(count) * length)[:, None] + torch.arange(length)[None, :]  # [P, L]
+    kk = key_index[:, None, :]
+    qq = query[:, :, None]
+    mask = (kk <= qq) & (qq < end[key_index][:, None, :]) & key_valid[:, None, :]
+    mask[:, :, 0] |= query >= n
+    return length, key_index, mask[:, None]
+
+
+def additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A boolean attention mask as the additive one SDPA would make of it at every call
+    (0 where allowed, -inf elsewhere), made once for all the layers."""
+    return torch.zeros(mask.shape, dtype=dtype).masked_fill_(~mask, float("-inf"))
+
+
+def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
     """Last hidden states [n, hidden] of one packed row: ``tokens`` and ``positions`` [n],
-    ``allowed`` [n, n] booleans (True where a token may attend)."""
+    ``end`` [n] the ancestor intervals of `attention_pieces` (node j is visible to node i
+    exactly when ``j <= i < end[j]``)."""
     config = base.config
     n_heads = config.num_attention_heads
     n_kv = config.num_key_value_heads
@@ -83,33 +133,55 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, allowed: 
 
     x = base.embed_tokens(tokens)  # [n, H]
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
-    cos, sin = cos[0][:, None, :], sin[0][:, None, :]  # [n, 1, head_dim]
     half = head_dim // 2
-    mask = allowed[None, None]  # [1, 1, n, n], broadcast over heads
+    cos = cos[0][:, None, :]  # [n, 1, head_dim]
+    # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
+    sin1 = sin[0][:, None, :half].contiguous()
+    sin2 = sin[0][:, None, half:].contiguous()
+    length, key_index, allowed = attention_pieces(end, PIECE_ROWS)
+    mask = additive(allowed, x.dtype)
+    count, width = key_index.shape
+    pad = count * length - n
+    flat_keys = key_index.reshape(-1)
     for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
-        h = F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+        h = _rms_norm(x, norm)
         qkv = F.linear(h, w_qkv)  # [n, q + 2 kv]
         qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
-        rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
-        qk = qk * cos + rotated * sin
-        q = qk[:, :n_heads].transpose(0, 1)  # [heads, n, d]
-        k = qk[:, n_heads:].transpose(0, 1)
-        v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim).transpose(0, 1)
-        # 4D (a batch of one): SDPA then takes its CPU flash kernel; a 3D call with
-        # grouped keys falls back to its math path (docs/scoring.md, "Profile")
+        rotated = qk * cos
+        rotated[..., :half].addcmul_(qk[..., half:], sin1, value=-1)
+        rotated[..., half:].addcmul_(qk[..., :half], sin2)
+        qk = rotated
+        q = qk[:, :n_heads]  # [n, heads, d]
+        if pad:
+            q = F.pad(q, (0, 0, 0, 0, 0, pad))
+        q = q.view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
+        k = qk[:, n_heads:].index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim)
+        v = v.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
+        # its math path: docs/scoring.md, "Profile")
         out = F.scaled_dot_product_attention(
-            q[None], k[None], v[None], attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
-        )[0]  # [heads, n, d]
-        out = out.transpose(0, 1).reshape(n, q_size)
+            q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
+        )  # [P, heads, L, d]
+        out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         x = torch.addmm(x, out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
-        h = F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+        h = _rms_norm(x, norm)
         gate_up = F.linear(h, w_gate_up)
         inter = gate_up.shape[-1] // 2
         gate = F.silu(gate_up[:, :inter], inplace=True)
         gate.mul_(gate_up[:, inter:])
         x = torch.addmm(x, gate, mlp.down_proj.weight.t())
     norm = base.norm
-    return F.rms_norm(x, (x.shape[-1],), norm.weight, norm.variance_epsilon)
+    return _rms_norm(x, norm)
+
+
+def _rms_norm(x: torch.Tensor, norm) -> torch.Tensor:
+    """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
+    over x: one reduction (the Euclidean norm of each row) and two products. torch's own
+    `rms_norm` decomposes into six on this build (pow, mean, add, rsqrt, mul, mul)."""
+    scale = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    scale = scale.square_().div_(x.shape[-1]).add_(norm.variance_epsilon).rsqrt_()
+    return torch.mul(x, scale).mul_(norm.weight)
