@@ -12,6 +12,7 @@ from evaluation.lm.scorers import (
     ScoringError,
     WscItem,
     WscText,
+    causal,
     score_continuations,
     score_texts,
     score_wsc,
@@ -226,8 +227,9 @@ def test_empty_continuation_and_masked_model_are_refused(tiny_causal, tiny_maske
         loglikelihood(tiny_masked, [("a", " b")])
 
 
-def test_progress_reports_every_request_once_and_ends_at_the_total(tiny_causal) -> None:
+def test_progress_reports_every_request_once_and_ends_at_the_total(tiny_causal, monkeypatch) -> None:
     calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(causal, "CHUNK_MAX_TOKENS", 8)  # packed chunks of a few positions: several calls
     loglikelihood(tiny_causal, REQUESTS, batch_size=2, progress=lambda d, t: calls.append((d, t)))
     assert calls[-1] == (len(REQUESTS), len(REQUESTS))
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
