@@ -293,22 +293,7 @@ class ClozeModel:
         last = torch.tensor([len(seq) - 1 for seq in lefts])
         next_logps = torch.log_softmax(self._logits(out.hidden_states[-1][rows, last]), dim=-1)
 
-        words: list[list[str]] = []
-        conts: list[list[int]] = []
-        owner: list[int] = []  # the gap of each continuation row
-        for g, (left, right) in enumerate(gaps):
-            stem = left.rstrip()
-            words.append(self._proposals(stem, next_logps[g], propose_n))
-            joiner = " " if stem else ""
-            for w in words[-1]:
-                cont = self.tokenizer(joiner + w + right, add_special_tokens=False)["input_ids"]
-                if not cont:
-                    raise ValueError("empty continuation")
-                conts.append(cont)
-                owner.append(g)
-        if self.trace is not None:
-            for g, left_ids in enumerate(lefts):
-                self.trace.append((left_ids, [c for c, o in zip(conts, owner, strict=True) if o == g]))
+        words, conts, owner = self._continuations(gaps, lefts, next_logps, propose_n)
         index = torch.tensor(owner)
         cache = out.past_key_values
         cache.reorder_cache(index)  # the left context's rows, one per continuation
@@ -348,12 +333,35 @@ class ClozeModel:
             result.append(_ranked(gap_words, raw, k))
         return result
 
-    def _can_pack(self) -> bool:
-        from evaluation.lm.scorers.causal import PACKABLE_ATTENTION
+    def _continuations(
+        self, gaps: list[tuple[str, str]], lefts: list[list[int]], next_logps: Any, propose_n: int
+    ) -> tuple[list[list[str]], list[list[int]], list[int]]:
+        """Both batched paths' proposals and what follows each: (the words proposed at each
+        gap from its next-token log-probabilities, the token ids of every (gap, word)
+        continuation, word + right context, and the gap of each); traced when asked."""
+        words: list[list[str]] = []
+        conts: list[list[int]] = []
+        owner: list[int] = []
+        for g, (left, right) in enumerate(gaps):
+            stem = left.rstrip()
+            words.append(self._proposals(stem, next_logps[g], propose_n))
+            joiner = " " if stem else ""
+            for w in words[-1]:
+                cont = self.tokenizer(joiner + w + right, add_special_tokens=False)["input_ids"]
+                if not cont:
+                    raise ValueError("empty continuation")
+                conts.append(cont)
+                owner.append(g)
+        if self.trace is not None:
+            for g, left_ids in enumerate(lefts):
+                self.trace.append((left_ids, [c for c, o in zip(conts, owner, strict=True) if o == g]))
+        return words, conts, owner
 
-        config = getattr(self.model, "config", None)
+    def _can_pack(self) -> bool:
+        from evaluation.lm.scorers.causal import packable
+
         base = getattr(self.model, getattr(self.model, "base_model_prefix", ""), None)
-        return base is not None and getattr(config, "_attn_implementation", None) in PACKABLE_ATTENTION
+        return base is not None and packable(self.model)
 
     def _fill_causal_packed(
         self, gaps: list[tuple[str, str]], k: int, propose_n: int
@@ -390,24 +398,8 @@ class ClozeModel:
                 for g, logp in zip(members, logps, strict=True):
                     next_logps[g] = logp
 
-            words: list[list[str]] = []
-            seqs: list[list[int]] = []
-            owner: list[int] = []  # the gap of each sequence
-            for g, (left, right) in enumerate(gaps):
-                stem = left.rstrip()
-                words.append(self._proposals(stem, next_logps[g], propose_n))
-                joiner = " " if stem else ""
-                for w in words[-1]:
-                    cont = self.tokenizer(joiner + w + right, add_special_tokens=False)["input_ids"]
-                    if not cont:
-                        raise ValueError("empty continuation")
-                    seqs.append(lefts[g] + cont)
-                    owner.append(g)
-            if self.trace is not None:
-                for g, left_ids in enumerate(lefts):
-                    self.trace.append(
-                        (left_ids, [s[len(left_ids) :] for s, o in zip(seqs, owner, strict=True) if o == g])
-                    )
+            words, conts, owner = self._continuations(gaps, lefts, next_logps, propose_n)
+            seqs = [lefts[g] + cont for cont, g in zip(conts, owner, strict=True)]
             tree = PrefixTree(seqs)
             chunks = plan_chunks(tree, len(seqs), CLOZE_CHUNK_TOKENS)
             done: dict[tuple[int, int], tuple[float, bool]] = {}
@@ -445,7 +437,7 @@ def _ranked(words: list[str], raw: list[float], k: int) -> list[Candidate]:
 # bytes each for SmolLM2: 512 rows are 100 MB)
 GAPS_A_PASS = 16
 HEAD_ROWS_A_SLICE = 512
-# the packed path: prefix-tree nodes a forward call at most (its attention mask is this squared)
+# the packed path: prefix-tree nodes a forward call at most
 CLOZE_CHUNK_TOKENS = 1024
 
 

@@ -154,10 +154,10 @@ def text_features(
 
 def _packable(loaded: Any) -> bool:
     from evaluation.lm.scorers import fast_llama
-    from evaluation.lm.scorers.causal import _can_pack
+    from evaluation.lm.scorers.causal import packable
 
     base = getattr(loaded.model, loaded.model.base_model_prefix, None)
-    return base is not None and (fast_llama.supports(base) or _can_pack(loaded))
+    return base is not None and (fast_llama.supports(base) or packable(loaded.model))
 
 
 def _one_pass(

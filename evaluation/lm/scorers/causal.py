@@ -341,11 +341,16 @@ def _run_groups(
                 progress(done, total)
 
 
-def _can_pack(model: LoadedModel) -> bool:
-    """Whether the model takes a ready 4D attention mask and explicit positions, which
-    packing needs (transformers passes a 4D mask through for eager and SDPA attention)."""
-    implementation = getattr(model.model.config, "_attn_implementation", None)
+def packable(hf_model) -> bool:
+    """Whether a transformers model takes a ready 4D attention mask and explicit positions,
+    which packing needs (transformers passes a 4D mask through for eager and SDPA attention)."""
+    implementation = getattr(getattr(hf_model, "config", None), "_attn_implementation", None)
     return implementation in PACKABLE_ATTENTION
+
+
+def _can_pack(model: LoadedModel) -> bool:
+    """`packable` for a loaded model (the scorer's switch between packed and padded rows)."""
+    return packable(model.model)
 
 
 def _run_tree(
