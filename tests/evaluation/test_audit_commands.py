@@ -15,6 +15,20 @@ from tests.evaluation.audit_helpers import comve_release
 
 pytestmark = pytest.mark.django_db
 
+#: A small audit of comve_release's release with the tiny model: folds, epochs and
+#: AfLite's parameters cut down to its size.
+SMALL_AUDIT = (
+    "--release=comve-audit@1.0.0",
+    "--model=tiny-causal",
+    "--folds=3",
+    "--epochs=3",
+    "--repeats=1",
+    "--aflite=m=8",
+    "--aflite=k=4",
+    "--aflite=tau=0.6",
+    "--aflite=target_n=20",
+)
+
 
 @pytest.mark.parametrize("name", ["audit", "aflite"])
 def test_help_says_what_the_command_does(name):
@@ -30,15 +44,7 @@ def test_audit_then_aflite_print_the_figures_and_make_the_filtered_release(
     out = io.StringIO()
     call_command(
         "audit",
-        "--release=comve-audit@1.0.0",
-        "--model=tiny-causal",
-        "--folds=3",
-        "--epochs=3",
-        "--repeats=1",
-        "--aflite=m=8",
-        "--aflite=k=4",
-        "--aflite=tau=0.6",
-        "--aflite=target_n=20",
+        *SMALL_AUDIT,
         stdout=out,
         stderr=io.StringIO(),
     )
@@ -110,16 +116,8 @@ def test_audit_without_queue_waits_when_another_process_finishes_the_last_chunk(
     out = io.StringIO()
     call_command(
         "audit",
-        "--release=comve-audit@1.0.0",
-        "--model=tiny-causal",
-        "--folds=3",
-        "--epochs=3",
-        "--repeats=1",
+        *SMALL_AUDIT,
         "--chunk-texts=20",
-        "--aflite=m=8",
-        "--aflite=k=4",
-        "--aflite=tau=0.6",
-        "--aflite=target_n=20",
         stdout=out,
         stderr=io.StringIO(),
     )
