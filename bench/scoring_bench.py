@@ -14,7 +14,7 @@ requests' tokens, their distinct prefix-tree nodes and scored (node, next token)
 the model's FLOPs a token (its linear layers) and a scored row (its output layer), and
 this machine's fp32 matrix-product rate with the model's own weights (the best of the row
 counts Winnow's forward calls have on average and of the largest call it may make,
-CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer); the bound is the time those matrix products take at that
+CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer, whole or in vocabulary blocks); the bound is the time those matrix products take at that
 rate, and each tool's time is printed as a multiple of it. The load average is printed
 with the figures (the machine may be shared).
 """

@@ -381,11 +381,10 @@ class ClozeModel:
         """
         import torch
 
-        from evaluation.lm.scorers.causal import packed_hidden, score_pairs
+        from evaluation.lm.scorers.causal import model_output_layer, packed_hidden, score_pairs
         from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
-        base = getattr(self.model, self.model.base_model_prefix)
-        head = self.model.get_output_embeddings()
+        base, head = model_output_layer(self.model)
         lefts = [self._ids(left.rstrip()) for left, _ in gaps]
         next_logps: list[Any] = [None] * len(gaps)
         with torch.inference_mode():

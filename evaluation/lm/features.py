@@ -172,7 +172,7 @@ def _one_pass(
 
     tree = PrefixTree(sequences)
     chunks = plan_chunks(tree, max(batch_size, 1), FEATURE_CHUNK_TOKENS)
-    base, apply_head = output_layer(loaded)
+    base, head = output_layer(loaded)
     means: npt.NDArray[np.float32] | None = None
     logprobs: list[float] = [0.0] * len(sequences)
     done_rows: dict[tuple[int, int], tuple[float, bool]] = {}
@@ -200,7 +200,7 @@ def _one_pass(
             pairs = (
                 (tree.path[k][j], sequences[k][j + 1]) for k in members for j in range(len(tree.path[k]) - 1)
             )
-            score_pairs(apply_head, hidden, row_of, pairs, done_rows)
+            score_pairs(head, hidden, row_of, pairs, done_rows)
             for k in members:
                 path, seq = tree.path[k], sequences[k]
                 logprobs[k] = float(sum(done_rows[(path[j], seq[j + 1])][0] for j in range(len(path) - 1)))

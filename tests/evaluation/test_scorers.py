@@ -208,6 +208,64 @@ def test_is_greedy_is_true_exactly_when_the_continuation_is_the_argmax(tiny_caus
     assert lp_best > lp_worst
 
 
+@pytest.mark.parametrize("block", [1, 7, 64, 5000])
+@pytest.mark.parametrize("softcap", [None, 3.0])
+def test_vocabulary_blocks_give_log_softmax_and_the_first_argmax(block, softcap, monkeypatch) -> None:
+    """The output layer a vocabulary block at a time (the streaming log-sum-exp) gives
+    log_softmax of the whole row, and a row is greedy only when its target is the FIRST of
+    tied maxima, whichever blocks the tied entries fall in."""
+    from evaluation.lm.scorers import causal
+
+    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", block)
+    monkeypatch.setattr(causal, "HEAD_CHUNK_ROWS", 3)
+    torch.manual_seed(0)
+    vocabulary, width = 300, 16
+    linear = torch.nn.Linear(width, vocabulary, bias=True)
+    with torch.no_grad():
+        linear.weight[250] = linear.weight[40]  # two entries with the same logit
+        linear.bias[250] = linear.bias[40]
+        linear.weight[40] *= 0.0
+        linear.weight[40] += 5.0
+        linear.weight[250] = linear.weight[40]
+    head = causal.OutputLayer(linear, None, softcap)
+    hidden = torch.randn(8, width).abs()  # rows with positive entries: 40 and 250 are the top logits
+    targets = torch.tensor([40, 250, 3, 299, 0, 40, 250, 128])
+    logprobs, greedy = causal._score_rows(head, hidden, targets)
+    logits = linear(hidden).double()
+    if softcap:
+        logits = torch.tanh(logits / softcap) * softcap
+    expected = torch.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
+    assert torch.allclose(logprobs, expected, atol=1e-5)
+    assert greedy.tolist() == [True, False, False, False, False, True, False, False]
+    assert (logits.argmax(-1) == 40).all()
+
+
+class _NotLinear(torch.nn.Module):
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        super().__init__()
+        self.linear = linear
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.linear(hidden)
+
+
+def test_a_head_that_is_not_a_linear_layer_is_scored_whole(monkeypatch) -> None:
+    from evaluation.lm.scorers import causal
+
+    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", 7)
+    torch.manual_seed(1)
+    linear = torch.nn.Linear(16, 50, bias=False)
+    head = causal.OutputLayer(_NotLinear(linear), 0.5, None)
+    assert [v0 for v0, _ in head.blocks(torch.randn(2, 16), 7)] == [0]
+    hidden = torch.randn(4, 16)
+    targets = torch.tensor([1, 2, 3, 49])
+    logprobs, greedy = causal._score_rows(head, hidden, targets)
+    logits = (linear(hidden) * 0.5).double()
+    expected = torch.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
+    assert torch.allclose(logprobs, expected, atol=1e-5)
+    assert greedy.tolist() == (logits.argmax(-1) == targets).tolist()
+
+
 def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None:
     tok = tiny_causal.tokenizer
     assert tiny_causal.start_token_id == tok.convert_tokens_to_ids("<s>")

@@ -24,10 +24,12 @@ Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from evaluation.lm.modeling import LoadedModel
 from evaluation.lm.scorers import fast_llama
@@ -36,8 +38,11 @@ from evaluation.lm.scorers.types import Progress, ScoringError
 
 #: Sequences are grouped under a common prefix only when it is at least this long.
 MIN_SHARED_PREFIX = 4
-#: Rows of the output layer computed at once (rows x vocabulary floats in memory).
-HEAD_CHUNK_ROWS = 128
+#: Rows of the output layer computed at once: its weights are read from memory once per
+#: this many rows (`_score_rows`).
+HEAD_CHUNK_ROWS = 1024
+#: Vocabulary entries of one block of logits (HEAD_CHUNK_ROWS x this floats: 8 MB).
+HEAD_VOCAB_BLOCK = 2048
 #: Attention implementations that take a ready 4D mask (see `packed_hidden`).
 PACKABLE_ATTENTION = ("sdpa", "eager")
 #: What one more forward call costs, in padded token positions: the suffixes of a batch
@@ -121,50 +126,100 @@ def _group_by_prefix(inputs: list[tuple[int, ...]], min_shared: int) -> list[_Gr
     return groups
 
 
-def output_layer(model: LoadedModel):
-    """(base model, head function hidden -> logits) so the head runs only where needed."""
-    hf = model.model
+class OutputLayer:
+    """The model's output layer (its head, then any logit scale and soft-capping), to run
+    only at the rows that need it.
+
+    Called on hidden states it returns their logits, the whole vocabulary. `blocks` gives
+    the same logits a slice of the vocabulary at a time, when the head is a plain linear
+    layer (weight rows = vocabulary), so that scoring works each block while it is in the
+    cache: a [rows x vocabulary] buffer (25 MB at 128 rows of SmolLM2) is written to
+    memory and read back four times otherwise."""
+
+    def __init__(self, head: torch.nn.Module, scale: Any, softcap: Any) -> None:
+        self.head = head
+        self.scale = scale if isinstance(scale, (int, float)) else None
+        self.softcap = softcap or None
+        weight = getattr(head, "weight", None)
+        linear = isinstance(head, torch.nn.Linear) and isinstance(weight, torch.Tensor) and weight.dim() == 2
+        self.weight: torch.Tensor | None = weight if linear else None
+        self.bias: torch.Tensor | None = getattr(head, "bias", None) if linear else None
+
+    def _finish(self, logits: torch.Tensor) -> torch.Tensor:
+        if self.scale is not None:
+            logits = logits * self.scale
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self._finish(self.head(hidden))
+
+    def blocks(self, hidden: torch.Tensor, size: int) -> Iterator[tuple[int, torch.Tensor]]:
+        """(first vocabulary index, float32 logits [rows, <= size]) of consecutive
+        vocabulary blocks; one block of everything when the head is not a plain linear
+        layer."""
+        if self.weight is None:
+            yield 0, self(hidden).float()
+            return
+        vocabulary = self.weight.shape[0]
+        for start in range(0, vocabulary, size):
+            stop = min(start + size, vocabulary)
+            bias = None if self.bias is None else self.bias[start:stop]
+            yield start, self._finish(F.linear(hidden, self.weight[start:stop], bias)).float()
+
+
+def output_layer(model: LoadedModel) -> tuple[Any, OutputLayer]:
+    """(base model, its `OutputLayer`) so the head runs only where needed."""
+    return model_output_layer(model.model)
+
+
+def model_output_layer(hf: Any) -> tuple[Any, OutputLayer]:
+    """`output_layer` of a transformers model."""
     head = hf.get_output_embeddings()
     base = getattr(hf, hf.base_model_prefix, None)
     if head is None or base is None:
         raise ScoringError(f"{type(hf).__name__}: cannot find its output layer")
-    softcap = getattr(hf.config, "final_logit_softcapping", None)
-    scale = getattr(hf, "logit_scale", None)
-
-    def apply(hidden: torch.Tensor) -> torch.Tensor:
-        logits = head(hidden)
-        if isinstance(scale, (int, float)):
-            logits = logits * scale
-        if softcap:
-            logits = torch.tanh(logits / softcap) * softcap
-        return logits
-
-    return base, apply
+    return base, OutputLayer(
+        head, getattr(hf, "logit_scale", None), getattr(hf.config, "final_logit_softcapping", None)
+    )
 
 
-def _score_rows(apply_head, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """log P(target) and is-argmax for each row of hidden states, chunked over rows.
+def _score_rows(
+    head: OutputLayer, hidden: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """log P(target) and is-argmax for each row of hidden states.
 
-    One buffer of logits a chunk, worked in place (max, then exp of the difference, summed):
-    HEAD_CHUNK_ROWS x vocabulary floats stay below the size the allocator returns to the
-    system, so the buffer is reused instead of faulted in anew. A row is greedy when its
-    target's logit is the maximum and no earlier token ties with it (the first maximum is
-    the argmax)."""
+    HEAD_CHUNK_ROWS rows at a time, and over the vocabulary in blocks of HEAD_VOCAB_BLOCK
+    (`OutputLayer.blocks`), each block worked in the cache: the target's logit taken from
+    its block, the block's maximum and its first index, then exp(logit - running maximum)
+    summed in place; the running sums are rescaled when the maximum grows (the streaming
+    log-sum-exp). The head's weights are read once per HEAD_CHUNK_ROWS rows. A row is
+    greedy when its target is the first maximum (the argmax), as `argmax` decides ties."""
     logprobs = torch.empty(len(targets), dtype=torch.float64)
     greedy = torch.empty(len(targets), dtype=torch.bool)
     for start in range(0, len(targets), HEAD_CHUNK_ROWS):
         h = hidden[start : start + HEAD_CHUNK_ROWS]
         t = targets[start : start + HEAD_CHUNK_ROWS]
-        logits = apply_head(h).float()
-        target_logit = logits.gather(1, t.unsqueeze(1)).squeeze(1)
-        top = logits.amax(dim=1)
-        is_top = target_logit >= top
-        tops = is_top.nonzero().squeeze(1)
-        if len(tops):
-            is_top[tops] = logits[tops].argmax(dim=1) == t[tops]
-        lse = top + logits.sub_(top.unsqueeze(1)).exp_().sum(dim=1).log()
-        logprobs[start : start + len(t)] = (target_logit - lse).double()
-        greedy[start : start + len(t)] = is_top
+        n = len(t)
+        rows = torch.arange(n)
+        target_logit = torch.empty(n)
+        top = torch.full((n,), float("-inf"))
+        first = torch.zeros(n, dtype=torch.long)
+        total = torch.zeros(n)
+        for v0, logits in head.blocks(h, HEAD_VOCAB_BLOCK):
+            inside = (t >= v0) & (t < v0 + logits.shape[1])
+            if bool(inside.any()):
+                target_logit[inside] = logits[rows[inside], t[inside] - v0]
+            block_top, block_first = logits.max(dim=1)
+            grows = block_top > top
+            new_top = torch.maximum(top, block_top)
+            block_sum = logits.sub_(new_top.unsqueeze(1)).exp_().sum(dim=1)
+            total = total.mul_(torch.exp(top - new_top)).add_(block_sum)
+            first = torch.where(grows, block_first + v0, first)
+            top = new_top
+        logprobs[start : start + n] = (target_logit - (top + total.log())).double()
+        greedy[start : start + n] = first == t
     return logprobs, greedy
 
 
@@ -246,7 +301,7 @@ def loglikelihood_tokens(
     token_lp: list[dict[int, float]] = [{} for _ in seqs]
     token_greedy: list[dict[int, bool]] = [{} for _ in seqs]
 
-    base, apply_head = output_layer(model)
+    base, head = output_layer(model)
     batch_size = max(1, batch_size)
 
     if share_prefixes and _can_pack(model):
@@ -256,7 +311,7 @@ def loglikelihood_tokens(
             need_from,
             requests_of,
             base,
-            apply_head,
+            head,
             token_lp,
             token_greedy,
             progress,
@@ -270,7 +325,7 @@ def loglikelihood_tokens(
             need_from,
             requests_of,
             base,
-            apply_head,
+            head,
             batch_size,
             share_prefixes,
             token_lp,
@@ -298,7 +353,7 @@ def _run_groups(
     need_from: list[int],
     requests_of: list[int],
     base,
-    apply_head,
+    head,
     batch_size: int,
     share_prefixes: bool,
     token_lp: list[dict[int, float]],
@@ -335,7 +390,7 @@ def _run_groups(
     done = 0
     with torch.inference_mode():
         for chunk in chunks:
-            _run_chunk(chunk, inputs, seqs, need_from, base, apply_head, pad_id, token_lp, token_greedy)
+            _run_chunk(chunk, inputs, seqs, need_from, base, head, pad_id, token_lp, token_greedy)
             done += sum(requests_of[m] for g in chunk for m in g.members)
             if progress is not None:
                 progress(done, total)
@@ -359,7 +414,7 @@ def _run_tree(
     need_from: list[int],
     requests_of: list[int],
     base,
-    apply_head,
+    head,
     token_lp: list[dict[int, float]],
     token_greedy: list[dict[int, bool]],
     progress: Progress | None,
@@ -376,7 +431,7 @@ def _run_tree(
     done = 0
     with torch.inference_mode():
         for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
-            _run_chunk_packed(members, chunk, tree, seqs, need_from, base, apply_head, done_rows)
+            _run_chunk_packed(members, chunk, tree, seqs, need_from, base, head, done_rows)
             for k in members:
                 path = tree.path[k]
                 for j in range(need_from[k], len(inputs[k])):
@@ -401,7 +456,7 @@ def _run_chunk_packed(
     seqs: list[tuple[int, ...]],
     need_from: list[int],
     base,
-    apply_head,
+    head,
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
     """One packed forward call over the chunk (`packed_hidden`), then the output layer at
@@ -410,7 +465,7 @@ def _run_chunk_packed(
     pairs = (
         (tree.path[k][j], seqs[k][j + 1]) for k in members for j in range(need_from[k], len(tree.path[k]))
     )
-    score_pairs(apply_head, hidden, row_of, pairs, done_rows)
+    score_pairs(head, hidden, row_of, pairs, done_rows)
 
 
 def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tensor, dict[int, int]]:
@@ -437,7 +492,7 @@ def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tenso
 
 
 def score_pairs(
-    apply_head,
+    head,
     hidden: torch.Tensor,
     row_of: dict[int, int],
     pairs: Iterable[tuple[int, int]],
@@ -455,7 +510,7 @@ def score_pairs(
         return
     rows = torch.tensor([row_of[node] for node, _ in keys])
     targets = torch.tensor([t for _, t in keys], dtype=torch.long)
-    logprobs, greedy = _score_rows(apply_head, hidden[rows], targets)
+    logprobs, greedy = _score_rows(head, hidden[rows], targets)
     for key, lp, g in zip(keys, logprobs.tolist(), greedy.tolist(), strict=True):
         done_rows[key] = (lp, g)
 
@@ -466,7 +521,7 @@ def _run_chunk(
     seqs: list[tuple[int, ...]],
     need_from: list[int],
     base,
-    apply_head,
+    head,
     pad_id: int,
     token_lp: list[dict[int, float]],
     token_greedy: list[dict[int, bool]],
@@ -539,11 +594,11 @@ def _run_chunk(
 
     if not rows:
         return
-    _store(apply_head, torch.cat(rows), targets, owners, token_lp, token_greedy)
+    _store(head, torch.cat(rows), targets, owners, token_lp, token_greedy)
 
 
 def _store(
-    apply_head,
+    head,
     hidden: torch.Tensor,
     targets: list[int],
     owners: list[tuple[int, int, int]],
@@ -552,7 +607,7 @@ def _store(
 ) -> None:
     """Score the rows of hidden states against their targets and give each (sequence,
     position) owner its row's log-probability and greedy flag."""
-    logprobs, greedy = _score_rows(apply_head, hidden, torch.tensor(targets, dtype=torch.long))
+    logprobs, greedy = _score_rows(head, hidden, torch.tensor(targets, dtype=torch.long))
     lp_list, greedy_list = logprobs.tolist(), greedy.tolist()
     for m, j, row in owners:
         token_lp[m][j] = lp_list[row]
