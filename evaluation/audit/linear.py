@@ -269,6 +269,9 @@ Objective = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Ten
 Precondition = Callable[[torch.Tensor], torch.Tensor]
 
 
+Pairs = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # (s, y, rho) per step, oldest first
+
+
 def lbfgs(
     fun: Objective,
     theta: torch.Tensor,
@@ -295,25 +298,11 @@ def lbfgs(
     f, g = fun(theta, everyone)
     evaluations = 1.0
     active = g.abs().amax(1) > tol
-    pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (s, y, rho), oldest first
+    pairs: Pairs = []
     gamma = torch.clamp(1.0 / g.abs().sum(1).clamp(min=1e-300), max=1.0)  # H0 = gamma * I
     steps = 0
     while steps < max_iter and bool(active.any()):
-        q = g.clone()
-        alphas = []
-        for s, y, rho in reversed(pairs):
-            a = rho * (s * q).sum(1)
-            q -= a[:, None] * y
-            alphas.append(a)
-        r = gamma[:, None] * q if precondition is None else precondition(q)
-        for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
-            b = rho * (y * r).sum(1)
-            r += (a - b)[:, None] * s
-        d = -r
-        slope = (g * d).sum(1)
-        uphill = slope >= 0  # not a descent direction (rounding): steepest descent instead
-        d[uphill] = -g[uphill]
-        slope = torch.where(uphill, -(g * g).sum(1), slope)
+        d, slope = _direction(g, pairs, gamma[:, None] if precondition is None else precondition)
         step = torch.ones_like(f)
         trial, f_trial, g_trial = theta.clone(), f.clone(), g.clone()
         pending = everyone[active]
@@ -336,17 +325,67 @@ def lbfgs(
         theta = torch.where(keep, trial, theta)
         f = torch.where(keep.squeeze(1), f_trial, f)
         g = torch.where(keep, g_trial, g)
-        sy = (s_new * y_new).sum(1)
-        valid = sy > 1e-12 * (s_new * s_new).sum(1).sqrt() * (y_new * y_new).sum(1).sqrt()
-        rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+        valid = _remember(pairs, s_new, y_new)
         if precondition is None:
-            gamma = torch.where(valid, sy / (y_new * y_new).sum(1).clamp(min=1e-300), gamma)
-        pairs.append((s_new, y_new, rho))
-        if len(pairs) > HISTORY:
-            pairs.pop(0)
+            gamma = torch.where(
+                valid, (s_new * y_new).sum(1) / (y_new * y_new).sum(1).clamp(min=1e-300), gamma
+            )
         active = active & ~stuck & (g.abs().amax(1) > tol)
         steps += 1
     return theta, steps, int(np.ceil(evaluations)), g.abs().amax(1)
+
+
+def _direction(
+    g: torch.Tensor, pairs: Pairs, h0: torch.Tensor | Precondition
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per model (rows): L-BFGS's two-loop direction -H g from ``pairs`` and H0 (a column
+    of multiples of the identity, or a preconditioner), and its slope g.d; a direction
+    that is not downhill (rounding) is replaced by steepest descent."""
+    q = g.clone()
+    alphas = []
+    for s, y, rho in reversed(pairs):
+        a = rho * (s * q).sum(1)
+        q -= a[:, None] * y
+        alphas.append(a)
+    r = h0 * q if isinstance(h0, torch.Tensor) else h0(q)
+    for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
+        b = rho * (y * r).sum(1)
+        r += (a - b)[:, None] * s
+    d = -r
+    slope = (g * d).sum(1)
+    uphill = slope >= 0
+    d[uphill] = -g[uphill]
+    return d, torch.where(uphill, -(g * g).sum(1), slope)
+
+
+def _remember(pairs: Pairs, s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Append the step's pair (rho 0 where s.y is not clearly positive: a pair L-BFGS
+    skips), keeping the last ``HISTORY``; returns where it was valid."""
+    sy = (s * y).sum(1)
+    valid = sy > 1e-12 * (s * s).sum(1).sqrt() * (y * y).sum(1).sqrt()
+    rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+    pairs.append((s, y, rho))
+    if len(pairs) > HISTORY:
+        pairs.pop(0)
+    return valid
+
+
+def _training_items(
+    train: npt.NDArray[np.bool_], away: torch.Tensor, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For ``train`` ``(m, N)``: ``(T, m)`` per model (column) the indices of its training
+    items in order, T the largest count (shorter columns padded with item 0), their
+    weights in its mean (1 / t_j; 0 on the padding) and ``away`` of each (a float per item)."""
+    counts = train.sum(axis=1)
+    longest = max(int(counts.max()), 1)
+    chosen = np.zeros((train.shape[0], longest), dtype=np.int64)
+    weight = np.zeros((train.shape[0], longest), dtype=np.float64)
+    for j, row in enumerate(train):
+        items = np.flatnonzero(row)
+        chosen[j, : items.size] = items
+        weight[j, : items.size] = 1.0 / max(items.size, 1)
+    index = torch.from_numpy(np.ascontiguousarray(chosen.T))
+    return index, torch.from_numpy(np.ascontiguousarray(weight.T)).to(dtype), away.to(dtype)[index]
 
 
 class _Batched:
@@ -388,8 +427,13 @@ class _Batched:
         if self.binary:
             self.positive = (labels == 1).to(dtype).view(n, 1)  # gold is class/option 1
             self.sign = 2.0 * self.positive.to(torch.float32) - 1.0  # the gold's side of 0
-            self.away = -self.sign.to(dtype)  # -1 where the gold is class/option 1, else 1
-            self.flip = self.weight * self.away  # (N, m)
+            # The loss counts only a model's training items (t of N): its scores are
+            # gathered, ``(T, m)``, T the largest t_j, column j model j's items (padded
+            # with item 0 at weight 0), so the elementwise passes run over t_j items, not N.
+            self.chosen, self.chosen_weight, self.chosen_away = _training_items(
+                train, -self.sign[:, 0], dtype
+            )
+            self.chosen_flip = self.chosen_away * self.chosen_weight
         else:
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
@@ -401,7 +445,8 @@ class _Batched:
         other.scored = None
         if self.binary:
             other.positive = self.positive.to(dtype)
-            other.away, other.flip = self.away.to(dtype), self.flip.to(dtype)
+            other.chosen_weight, other.chosen_away = self.chosen_weight.to(dtype), self.chosen_away.to(dtype)
+            other.chosen_flip = self.chosen_flip.to(dtype)
         else:
             other.onehot = self.onehot.to(dtype)
         return other
@@ -536,7 +581,6 @@ class _Batched:
         parameters are the rows of ``theta``: only their columns are computed."""
         k, d, count = self.k, self.d, int(models.numel())
         full = count == self.m
-        weight = self.weight if full else self.weight[:, models]
         penalty = self.penalty if full else self.penalty[models]
         dk = d * k
         w = theta[:, :dk].reshape(count, d, k).permute(1, 0, 2).reshape(d, count * k)
@@ -544,19 +588,26 @@ class _Batched:
         if full:
             self.scored = (theta.clone(), scores)
         if self.binary:
-            # with v = z for gold 0 and -z for gold 1: the log loss is softplus(v) and its
-            # derivative in z, sigmoid(z) - gold, is sigmoid(v) * (1 or -1); one pass each,
-            # without softplus(z) - z's cancellation where the gold is far ahead
-            flip = self.flip if full else self.flip[:, models]
-            v = (
-                scores * self.away
-                if not self.intercept
-                else (scores + theta[:, dk:].view(1, count)).mul_(self.away)
-            )
-            loss = torch.nn.functional.softplus(v).mul_(weight).sum(0, dtype=torch.float64)
-            dscores = v.sigmoid_().mul_(flip)
-            db = dscores.sum(0).view(count, 1) if self.intercept else dscores[:0]
+            # over each model's training items only (``chosen``), with v = z for gold 0 and
+            # -z for gold 1: the log loss is softplus(v) and its derivative in z,
+            # sigmoid(z) - gold, is sigmoid(v) * (1 or -1); one pass each, without
+            # softplus(z) - z's cancellation where the gold is far ahead
+            chosen = self.chosen if full else self.chosen[:, models]
+            chosen_weight = self.chosen_weight if full else self.chosen_weight[:, models]
+            away = self.chosen_away if full else self.chosen_away[:, models]  # -1 where gold is 1, else 1
+            v = scores.gather(0, chosen)
+            if self.intercept:
+                v += theta[:, dk:].view(1, count)
+            v.mul_(away)
+            loss = torch.nn.functional.softplus(v).mul_(chosen_weight).sum(0, dtype=torch.float64)
+            dv = v.sigmoid_().mul_(self.chosen_flip if full else self.chosen_flip[:, models])  # d loss / d z
+            db = dv.sum(0).view(count, 1) if self.intercept else dv[:0]
+            # X^T G with G (N, count) zero outside the training items, as G^T X: the
+            # gradient's (count, D) layout, and the faster product here
+            dscores = torch.zeros(self.n, count, dtype=self.dtype).scatter_add_(0, chosen, dv)
+            gw = dscores.T @ self.x
         else:
+            weight = self.weight if full else self.weight[:, models]
             gold = self.gold if full else self.gold[:, models]
             onehot = self.onehot if full else self.onehot[:, models]
             if self.task is Task.MULTIPLE_CHOICE:
@@ -572,7 +623,7 @@ class _Batched:
             else:
                 dscores = dlogits.reshape(self.n, count * k)
             db = dlogits.sum(0)
-        gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
+            gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
         wt = theta[:, :dk]
         value = loss + penalty * (wt.to(torch.float64) ** 2).sum(1)
         grad_w = gw + wt * (2.0 * penalty.to(self.dtype))[:, None]
