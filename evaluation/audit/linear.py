@@ -62,8 +62,11 @@ FLOAT32_SLACK = 1e-7
 #: times that.
 FLOAT32_GRADIENT_ERROR = 0.25
 
+#: Items (at most, evenly spaced) whose features give the pilot's curvature.
+PILOT_CURVATURE_ROWS = 10_000
+
 #: Items (at most, evenly spaced) whose features give the shared curvature.
-CURVATURE_ROWS = 10_000
+CURVATURE_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,7 @@ class Fitted:
     evaluations: int
     mean: npt.NDArray[np.float64]
     float64_models: int
+    curvature: "Precondition"
 
 
 def fit_predict(
@@ -159,6 +163,7 @@ def fit_predict(
     float64: bool = True,
     design: Design | None = None,
     start: npt.NDArray[np.float64] | None = None,
+    curvature: "Precondition | None" = None,
 ) -> Fitted:
     """Train one model per row of ``train`` (``(m, N)``, True where the item is in that
     model's training set) and predict every item with every model. ``design``: the
@@ -198,12 +203,9 @@ def fit_predict(
             theta = (
                 _pilot(design, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
             )
+        h0 = curvature if curvature is not None else fast.preconditioner(theta)
         theta, steps, evaluations, largest = lbfgs(
-            fast.value_and_grad,
-            theta,
-            max_iter=max_iter,
-            tol=tol,
-            precondition=fast.preconditioner(theta),
+            fast.value_and_grad, theta, max_iter=max_iter, tol=tol, precondition=h0
         )
         model = fast
         float64_models = 0
@@ -216,13 +218,6 @@ def fit_predict(
             near = torch.nonzero(largest > tol * (1.0 - FLOAT32_GRADIENT_ERROR)).flatten()
             float64_models = int(near.numel())
             if float64_models:
-                float32_theta = theta
-                built: list[Precondition] = []
-
-                def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
-                    if not built:
-                        built.append(fast.preconditioner(float32_theta.to(torch.float32)))
-                    return built[0](q)
 
                 def objective(rows: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
                     return model.value_and_grad(rows, near[models])
@@ -232,7 +227,7 @@ def fit_predict(
                     theta[near],
                     max_iter=max(1, max_iter - steps),
                     tol=tol,
-                    precondition=precondition,
+                    precondition=h0,
                 )
                 theta = theta.clone()
                 theta[near] = finished
@@ -246,6 +241,7 @@ def fit_predict(
         evaluations=evaluations,
         mean=theta.to(torch.float64).mean(0).numpy(),
         float64_models=float64_models,
+        curvature=h0,
     )
 
 
@@ -258,7 +254,11 @@ def _pilot(design: Design, models: "_Batched", *, max_iter: int, tol: float) -> 
     alone.penalty = models.penalty.mean().view(1)
     start = torch.zeros(1, models.size, dtype=torch.float32)
     theta, _, _, _ = lbfgs(
-        alone.value_and_grad, start, max_iter=max_iter, tol=tol, precondition=models.preconditioner(start)
+        alone.value_and_grad,
+        start,
+        max_iter=max_iter,
+        tol=tol,
+        precondition=models.preconditioner(start, rows=PILOT_CURVATURE_ROWS),
     )
     return theta
 
@@ -406,11 +406,8 @@ class _Batched:
             inputs.classes,
             dtype,
         )
-        mask = torch.from_numpy(np.ascontiguousarray(train.T)).to(dtype)  # (N, m)
-        counts = mask.sum(0).clamp(min=1.0)  # t_j
-        self.weight = mask / counts  # the mean over each model's training items
+        counts = torch.from_numpy(train.sum(axis=1)).to(dtype).clamp(min=1.0)  # t_j
         labels = torch.from_numpy(inputs.labels)
-        self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
         if inputs.task is Task.MULTIPLE_CHOICE:  # scores of the rows x_c - x_0 (Design)
             self.k = 1
             self.intercept = False
@@ -434,21 +431,23 @@ class _Batched:
                 train, -self.sign[:, 0], dtype
             )
             self.chosen_flip = self.chosen_away * self.chosen_weight
-        else:
+        else:  # (N, m) per item and model: its weight in the model's mean loss, gold, one-hot
+            self.weight = torch.from_numpy(np.ascontiguousarray(train.T)).to(dtype) / counts
+            self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
     def to(self, dtype: torch.dtype) -> "_Batched":
         """The same models computed in ``dtype``."""
         other = copy.copy(self)
         other.dtype = dtype
-        other._x, other.weight = (self._x if dtype == self.dtype else None), self.weight.to(dtype)
+        other._x = self._x if dtype == self.dtype else None
         other.scored = None
         if self.binary:
             other.positive = self.positive.to(dtype)
             other.chosen_weight, other.chosen_away = self.chosen_weight.to(dtype), self.chosen_away.to(dtype)
             other.chosen_flip = self.chosen_flip.to(dtype)
         else:
-            other.onehot = self.onehot.to(dtype)
+            other.weight, other.onehot = self.weight.to(dtype), self.onehot.to(dtype)
         return other
 
     @property
@@ -458,7 +457,7 @@ class _Batched:
             self._x = self.design.x(self.dtype)
         return self._x
 
-    def preconditioner(self, theta: torch.Tensor) -> Precondition:
+    def preconditioner(self, theta: torch.Tensor, *, rows: int = CURVATURE_ROWS) -> Precondition:
         """H0 for L-BFGS, one matrix shared by the m models and applied to each class's
         block of parameters: the inverse of the Hessian of the mean log loss over (at
         most ``CURVATURE_ROWS`` evenly spaced) items, with a column of ones for the
@@ -468,12 +467,12 @@ class _Batched:
         its training items at its own weights: close, so the first steps are near-Newton
         ones and L-BFGS corrects the rest. (Any positive-definite H0 gives the same
         minima: it changes the path, not the objective.)"""
-        stride = -(-self.n // CURVATURE_ROWS)
-        rows = self.x.reshape(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
-        r = rows.shape[0]
+        stride = -(-self.n // rows)
+        chosen = self.x.reshape(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
+        r = chosen.shape[0]
         dk = self.d * self.k
         if self.binary:
-            x = rows[:, 0, :]
+            x = chosen[:, 0, :]
             if bool((theta == theta[:1]).all()):  # the models start alike: one column will do
                 theta = theta[:1]
             z = x @ theta[:, :dk].T.to(x.dtype)
@@ -487,11 +486,11 @@ class _Batched:
         elif self.task is Task.MULTIPLE_CHOICE:
             # at weights 0 the options are equally likely: the covariance of an item's
             # option rows (x_0 - x_0 = 0 among them), averaged over the items
-            flat = rows.reshape(-1, self.d).to(torch.float64)
-            total = rows.sum(1).to(torch.float64)
+            flat = chosen.reshape(-1, self.d).to(torch.float64)
+            total = chosen.sum(1).to(torch.float64)
             gram = (flat.T @ flat / self.classes - total.T @ total / self.classes**2) / r
         else:
-            x = torch.cat([rows[:, 0, :], torch.ones(r, 1, dtype=rows.dtype)], dim=1).to(torch.float64)
+            x = torch.cat([chosen[:, 0, :], torch.ones(r, 1, dtype=chosen.dtype)], dim=1).to(torch.float64)
             gram = (x.T @ x) * ((self.classes - 1) / self.classes**2 / r)
         ridge = torch.full((gram.shape[0],), float(2.0 * self.penalty.mean()), dtype=torch.float64)
         if self.intercept:  # unpenalised: a floor keeps the matrix positive definite
