@@ -418,6 +418,7 @@ class _Batched:
         self.scored: tuple[torch.Tensor, torch.Tensor] | None = (
             None  # (theta, X @ W) of the last full evaluation
         )
+        self.scored32: tuple[torch.Tensor, torch.Tensor] | None = None
         self.binary = inputs.classes == 2
         self.size = d * self.k + (self.k if self.intercept else 0)
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
@@ -442,6 +443,8 @@ class _Batched:
         other.dtype = dtype
         other._x = self._x if dtype == self.dtype else None
         other.scored = None
+        # the float32 product of the last full float32 evaluation, for _binary_float64_predict
+        other.scored32 = self.scored if self.dtype == torch.float32 else self.scored32
         if self.binary:
             other.positive = self.positive.to(dtype)
             other.chosen_weight, other.chosen_away = self.chosen_weight.to(dtype), self.chosen_away.to(dtype)
@@ -550,10 +553,15 @@ class _Batched:
         u each: a score whose float32 value, with its intercept, is within twice
         gamma_{D+3} (max_i |x_i| |w| + |b|) of 0 is computed again from the float64 rows
         (about a thousand of WinoGrande's 2.6 million). The gold probabilities are the
-        float32 scores' (float32 anyway in ``Fitted``)."""
+        float32 scores' (float32 anyway in ``Fitted``). The float32 product is the last
+        full float32 evaluation's (``scored32``) when that was at these weights rounded
+        to float32 (the bound holds for any float32 product)."""
         w = theta[:, : self.d].T  # (D, m) float64
         x32 = self.design.x(torch.float32)
-        z = x32 @ w.to(torch.float32)
+        if self.scored32 is not None and torch.equal(self.scored32[0], theta.to(torch.float32)):
+            z = self.scored32[1].clone()  # the same float32 product, made by the last evaluation
+        else:
+            z = x32 @ w.to(torch.float32)
         if self.intercept:
             z += theta[:, self.d :].view(1, self.m).to(torch.float32)
         terms = self.d + 3

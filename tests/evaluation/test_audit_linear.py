@@ -185,3 +185,26 @@ def test_binary_float64_predictions_from_float32_scores_equal_the_float64_produc
     assert torch.allclose(
         gold.to(torch.float64), torch.sigmoid(torch.where(positive[None, :], exact.T, -exact.T)), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("options", [None, 2])
+def test_binary_float64_predictions_reuse_the_last_float32_evaluation_only_at_its_weights(options):
+    inputs = _inputs(options, n=600)
+    train = draw_partitions(np.random.default_rng(7), inputs.n, 6, 100)
+    design = linear.Design.of(inputs)
+    rng = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        fast = linear._Batched(design, train, c=1.0, dtype=torch.float32)
+        theta = torch.randn(fast.m, fast.size, generator=rng) * 0.3
+        fast.value_and_grad(theta, torch.arange(fast.m))
+        fresh = linear._Batched(design, train, c=1.0, dtype=torch.float32).to(torch.float64)
+        reused = fast.to(torch.float64)
+        assert reused.scored32 is not None and fresh.scored32 is None
+        for weights in (theta.to(torch.float64), theta.to(torch.float64) + 1e-3):  # at them, elsewhere
+            predicted, gold = reused.predict(weights)
+            expected, expected_gold = fresh.predict(weights)
+            assert torch.equal(predicted, expected)
+            assert torch.allclose(gold, expected_gold, rtol=1e-6, atol=1e-7)
+        # the reused scores are left as they were (predict works on a copy)
+        assert reused.scored32 is not None and fast.scored is not None
+        assert torch.equal(reused.scored32[1], fast.scored[1])
