@@ -142,7 +142,8 @@ class Fitted:
     probability the model gives the gold label. ``steps``: L-BFGS iterations run (the
     slowest model's); ``evaluations``: batched objective evaluations; ``mean``: the mean
     of the models' parameters (a start for a later fit on similar items);
-    ``float64_models``: how many models the float64 stage evaluated."""
+    ``float64_models``: how many models the float64 stage evaluated; ``curvature``: the
+    H0 the stages used (for a later fit on similar items)."""
 
     predictions: npt.NDArray[np.int64]
     gold_probability: npt.NDArray[np.float32]
@@ -176,12 +177,15 @@ def fit_predict(
        every model, or a **pilot**: one model of the same objective (the models' mean L2
        term) on every other item, alone, in float32 to ``PILOT_TOL``;
     2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
-       H0 the shared curvature at the start (``_Batched.preconditioner``);
+       with ``float64`` to ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (the margin the float32
+       gradient's rounding can be trusted with; one more float32 step is cheaper than a
+       float64 evaluation), H0 ``curvature`` (the H0 of an earlier fit on similar items,
+       ``Fitted.curvature``) or the shared curvature at the start
+       (``_Batched.preconditioner``);
     3. with ``float64`` (the default), **double precision**, as scikit-learn computes on
-       float64 input: a model whose largest float32 gradient entry is above
-       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (closer to ``tol`` than the float32
-       gradient's rounding can be trusted with) is evaluated in float64 and finished
-       there (H0 the shared curvature at the float32 solution); the predictions are
+       float64 input: a model whose largest float32 gradient entry is still above
+       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (its float32 line search found no decrease
+       before) is evaluated in float64 and finished there (the same H0); the predictions are
        float64's (``_Batched.predict``: for two classes or options the float32 product
        with every score its rounding bound cannot sign computed again in float64), so an
        item a hair from a model's decision boundary gets the same prediction.
@@ -204,8 +208,15 @@ def fit_predict(
                 _pilot(design, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
             )
         h0 = curvature if curvature is not None else fast.preconditioner(theta)
+        # with the float64 stage, float32 goes on to the margin that float64 trusts
+        # without evaluating (FLOAT32_GRADIENT_ERROR): one float32 step is cheaper than
+        # a float64 evaluation; a model that cannot get there in float32 is finished in float64
         theta, steps, evaluations, largest = lbfgs(
-            fast.value_and_grad, theta, max_iter=max_iter, tol=tol, precondition=h0
+            fast.value_and_grad,
+            theta,
+            max_iter=max_iter,
+            tol=tol * (1.0 - FLOAT32_GRADIENT_ERROR) if float64 else tol,
+            precondition=h0,
         )
         model = fast
         float64_models = 0
