@@ -17,7 +17,9 @@ many evaluations.) ``fit_predict`` shortens the path, not the objective: all mod
 from a pilot model's weights (or a given start), the iterations run in float32, a float64
 stage evaluates the models whose float32 gradient met the test narrowly, and L-BFGS's
 initial Hessian is the curvature the models share (the features' weighted
-Gram matrix, D x D, factorised once per stage), so the first steps are near-Newton ones.
+Gram matrix, D x D, factorised once, or taken from an earlier fit on similar items:
+AfLite makes it once per run), so the first steps are near-Newton ones. For two classes
+or options the loss counts each model's training items gathered from ``X @ W``.
 
 - classification, 2 classes: one weight vector and an intercept (a sigmoid), as
   scikit-learn fits binary problems;
@@ -474,7 +476,7 @@ class _Batched:
     def preconditioner(self, theta: torch.Tensor, *, rows: int = CURVATURE_ROWS) -> Precondition:
         """H0 for L-BFGS, one matrix shared by the m models and applied to each class's
         block of parameters: the inverse of the Hessian of the mean log loss over (at
-        most ``CURVATURE_ROWS`` evenly spaced) items, with a column of ones for the
+        most ``rows`` evenly spaced) items, with a column of ones for the
         intercept, plus the L2 term. Binary problems take it at ``theta`` (each item's
         curvature p(1 - p) averaged over the m models), others at weights 0 (the
         block-diagonal part of the softmax's). Each model's own Hessian is the same over
