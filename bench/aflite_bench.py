@@ -1,6 +1,6 @@
 """Time AfLite at WinoGrande's scale: Winnow's batched models against the plain scikit-learn loop.
 
-Run: .venv/bin/python bench/aflite_bench.py [--threads 2] [--reference-threads 1] [--reference-iterations N]
+Run: .venv/bin/python bench/aflite_bench.py [--threads 2] [--reference-threads 1] [--reference-iterations N] [--tol T]
 
 Synthetic features (evaluation.audit.synthetic, seeded): ITEMS two-option items, DIM
 dimensions of Gaussian noise per option plus a token dimension that marks the right option
@@ -61,6 +61,12 @@ def main() -> None:
     parser.add_argument("--tau", type=float, default=0.75)
     parser.add_argument("--target-n", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--tol",
+        type=float,
+        default=AfliteParams.tol,
+        help="the stopping tolerance (largest gradient entry) of both sides' logistic regressions",
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch's threads (Winnow)")
     parser.add_argument(
         "--reference-threads",
@@ -83,7 +89,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     threadpool_limits(args.threads, user_api="blas")
     data = leaky_set(args.items, dim=args.dim - 1, leak=args.leak, options=args.options, seed=args.seed)
-    params = AfliteParams(m=args.m, t=args.t, k=args.k, tau=args.tau, target_n=args.target_n, seed=args.seed)
+    params = AfliteParams(
+        m=args.m, t=args.t, k=args.k, tau=args.tau, target_n=args.target_n, seed=args.seed, tol=args.tol
+    )
     print(
         f"features {data.features.shape} float32, {int(data.leaked.sum())} items with the token; "
         f"threads: torch {torch.get_num_threads()}, scikit-learn's BLAS {reference_threads}; "

@@ -196,7 +196,7 @@ def aflite(
     inputs = check_inputs(features, labels, standardize=p.standardize)
     p = p.resolved(inputs.n)
     design = linear.Design.of(inputs, float64=p.float64)  # once: each pass selects its rows
-    starts: list[npt.NDArray[np.float64]] = []
+    starts: list[linear.Fitted] = []
 
     def fit(items: npt.NDArray[np.int64], train: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         # a pass after the first starts its m models at the mean of the last pass's (the
@@ -209,9 +209,10 @@ def aflite(
             tol=p.tol,
             float64=p.float64,
             design=design.select(items),
-            start=starts[-1] if starts else None,
+            start=starts[-1].mean if starts else None,
+            curvature=starts[-1].curvature if starts else None,
         )
-        starts[:] = [fitted.mean]
+        starts[:] = [fitted]
         return fitted.predictions
 
     return run(inputs, p, fit, max_iterations=max_iterations, on_iteration=on_iteration)

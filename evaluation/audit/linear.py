@@ -17,7 +17,9 @@ many evaluations.) ``fit_predict`` shortens the path, not the objective: all mod
 from a pilot model's weights (or a given start), the iterations run in float32, a float64
 stage evaluates the models whose float32 gradient met the test narrowly, and L-BFGS's
 initial Hessian is the curvature the models share (the features' weighted
-Gram matrix, D x D, factorised once per stage), so the first steps are near-Newton ones.
+Gram matrix, D x D, factorised once, or taken from an earlier fit on similar items:
+AfLite makes it once per run), so the first steps are near-Newton ones. For two classes
+or options the loss counts each model's training items gathered from ``X @ W``.
 
 - classification, 2 classes: one weight vector and an intercept (a sigmoid), as
   scikit-learn fits binary problems;
@@ -62,8 +64,11 @@ FLOAT32_SLACK = 1e-7
 #: times that.
 FLOAT32_GRADIENT_ERROR = 0.25
 
+#: Items (at most, evenly spaced) whose features give the pilot's curvature.
+PILOT_CURVATURE_ROWS = 10_000
+
 #: Items (at most, evenly spaced) whose features give the shared curvature.
-CURVATURE_ROWS = 10_000
+CURVATURE_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,8 @@ class Fitted:
     probability the model gives the gold label. ``steps``: L-BFGS iterations run (the
     slowest model's); ``evaluations``: batched objective evaluations; ``mean``: the mean
     of the models' parameters (a start for a later fit on similar items);
-    ``float64_models``: how many models the float64 stage evaluated."""
+    ``float64_models``: how many models the float64 stage evaluated; ``curvature``: the
+    H0 the stages used (for a later fit on similar items)."""
 
     predictions: npt.NDArray[np.int64]
     gold_probability: npt.NDArray[np.float32]
@@ -147,6 +153,7 @@ class Fitted:
     evaluations: int
     mean: npt.NDArray[np.float64]
     float64_models: int
+    curvature: "Precondition"
 
 
 def fit_predict(
@@ -159,6 +166,7 @@ def fit_predict(
     float64: bool = True,
     design: Design | None = None,
     start: npt.NDArray[np.float64] | None = None,
+    curvature: "Precondition | None" = None,
 ) -> Fitted:
     """Train one model per row of ``train`` (``(m, N)``, True where the item is in that
     model's training set) and predict every item with every model. ``design``: the
@@ -171,12 +179,15 @@ def fit_predict(
        every model, or a **pilot**: one model of the same objective (the models' mean L2
        term) on every other item, alone, in float32 to ``PILOT_TOL``;
     2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
-       H0 the shared curvature at the start (``_Batched.preconditioner``);
+       with ``float64`` to ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (the margin the float32
+       gradient's rounding can be trusted with; one more float32 step is cheaper than a
+       float64 evaluation), H0 ``curvature`` (the H0 of an earlier fit on similar items,
+       ``Fitted.curvature``) or the shared curvature at the start
+       (``_Batched.preconditioner``);
     3. with ``float64`` (the default), **double precision**, as scikit-learn computes on
-       float64 input: a model whose largest float32 gradient entry is above
-       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (closer to ``tol`` than the float32
-       gradient's rounding can be trusted with) is evaluated in float64 and finished
-       there (H0 the shared curvature at the float32 solution); the predictions are
+       float64 input: a model whose largest float32 gradient entry is still above
+       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (its float32 line search found no decrease
+       before) is evaluated in float64 and finished there (the same H0); the predictions are
        float64's (``_Batched.predict``: for two classes or options the float32 product
        with every score its rounding bound cannot sign computed again in float64), so an
        item a hair from a model's decision boundary gets the same prediction.
@@ -198,12 +209,16 @@ def fit_predict(
             theta = (
                 _pilot(design, fast, max_iter=max_iter, tol=max(tol, PILOT_TOL)).expand(fast.m, -1).clone()
             )
+        h0 = curvature if curvature is not None else fast.preconditioner(theta)
+        # with the float64 stage, float32 goes on to the margin that float64 trusts
+        # without evaluating (FLOAT32_GRADIENT_ERROR): one float32 step is cheaper than
+        # a float64 evaluation; a model that cannot get there in float32 is finished in float64
         theta, steps, evaluations, largest = lbfgs(
             fast.value_and_grad,
             theta,
             max_iter=max_iter,
-            tol=tol,
-            precondition=fast.preconditioner(theta),
+            tol=tol * (1.0 - FLOAT32_GRADIENT_ERROR) if float64 else tol,
+            precondition=h0,
         )
         model = fast
         float64_models = 0
@@ -216,13 +231,6 @@ def fit_predict(
             near = torch.nonzero(largest > tol * (1.0 - FLOAT32_GRADIENT_ERROR)).flatten()
             float64_models = int(near.numel())
             if float64_models:
-                float32_theta = theta
-                built: list[Precondition] = []
-
-                def precondition(q: torch.Tensor) -> torch.Tensor:  # built only if a model needs a step
-                    if not built:
-                        built.append(fast.preconditioner(float32_theta.to(torch.float32)))
-                    return built[0](q)
 
                 def objective(rows: torch.Tensor, models: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
                     return model.value_and_grad(rows, near[models])
@@ -232,7 +240,7 @@ def fit_predict(
                     theta[near],
                     max_iter=max(1, max_iter - steps),
                     tol=tol,
-                    precondition=precondition,
+                    precondition=h0,
                 )
                 theta = theta.clone()
                 theta[near] = finished
@@ -246,6 +254,7 @@ def fit_predict(
         evaluations=evaluations,
         mean=theta.to(torch.float64).mean(0).numpy(),
         float64_models=float64_models,
+        curvature=h0,
     )
 
 
@@ -258,7 +267,11 @@ def _pilot(design: Design, models: "_Batched", *, max_iter: int, tol: float) -> 
     alone.penalty = models.penalty.mean().view(1)
     start = torch.zeros(1, models.size, dtype=torch.float32)
     theta, _, _, _ = lbfgs(
-        alone.value_and_grad, start, max_iter=max_iter, tol=tol, precondition=models.preconditioner(start)
+        alone.value_and_grad,
+        start,
+        max_iter=max_iter,
+        tol=tol,
+        precondition=models.preconditioner(start, rows=PILOT_CURVATURE_ROWS),
     )
     return theta
 
@@ -267,6 +280,9 @@ Objective = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Ten
 
 
 Precondition = Callable[[torch.Tensor], torch.Tensor]
+
+
+Pairs = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # (s, y, rho) per step, oldest first
 
 
 def lbfgs(
@@ -295,25 +311,11 @@ def lbfgs(
     f, g = fun(theta, everyone)
     evaluations = 1.0
     active = g.abs().amax(1) > tol
-    pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (s, y, rho), oldest first
+    pairs: Pairs = []
     gamma = torch.clamp(1.0 / g.abs().sum(1).clamp(min=1e-300), max=1.0)  # H0 = gamma * I
     steps = 0
     while steps < max_iter and bool(active.any()):
-        q = g.clone()
-        alphas = []
-        for s, y, rho in reversed(pairs):
-            a = rho * (s * q).sum(1)
-            q -= a[:, None] * y
-            alphas.append(a)
-        r = gamma[:, None] * q if precondition is None else precondition(q)
-        for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
-            b = rho * (y * r).sum(1)
-            r += (a - b)[:, None] * s
-        d = -r
-        slope = (g * d).sum(1)
-        uphill = slope >= 0  # not a descent direction (rounding): steepest descent instead
-        d[uphill] = -g[uphill]
-        slope = torch.where(uphill, -(g * g).sum(1), slope)
+        d, slope = _direction(g, pairs, gamma[:, None] if precondition is None else precondition)
         step = torch.ones_like(f)
         trial, f_trial, g_trial = theta.clone(), f.clone(), g.clone()
         pending = everyone[active]
@@ -336,17 +338,67 @@ def lbfgs(
         theta = torch.where(keep, trial, theta)
         f = torch.where(keep.squeeze(1), f_trial, f)
         g = torch.where(keep, g_trial, g)
-        sy = (s_new * y_new).sum(1)
-        valid = sy > 1e-12 * (s_new * s_new).sum(1).sqrt() * (y_new * y_new).sum(1).sqrt()
-        rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+        valid = _remember(pairs, s_new, y_new)
         if precondition is None:
-            gamma = torch.where(valid, sy / (y_new * y_new).sum(1).clamp(min=1e-300), gamma)
-        pairs.append((s_new, y_new, rho))
-        if len(pairs) > HISTORY:
-            pairs.pop(0)
+            gamma = torch.where(
+                valid, (s_new * y_new).sum(1) / (y_new * y_new).sum(1).clamp(min=1e-300), gamma
+            )
         active = active & ~stuck & (g.abs().amax(1) > tol)
         steps += 1
     return theta, steps, int(np.ceil(evaluations)), g.abs().amax(1)
+
+
+def _direction(
+    g: torch.Tensor, pairs: Pairs, h0: torch.Tensor | Precondition
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per model (rows): L-BFGS's two-loop direction -H g from ``pairs`` and H0 (a column
+    of multiples of the identity, or a preconditioner), and its slope g.d; a direction
+    that is not downhill (rounding) is replaced by steepest descent."""
+    q = g.clone()
+    alphas = []
+    for s, y, rho in reversed(pairs):
+        a = rho * (s * q).sum(1)
+        q -= a[:, None] * y
+        alphas.append(a)
+    r = h0 * q if isinstance(h0, torch.Tensor) else h0(q)
+    for (s, y, rho), a in zip(pairs, reversed(alphas), strict=True):
+        b = rho * (y * r).sum(1)
+        r += (a - b)[:, None] * s
+    d = -r
+    slope = (g * d).sum(1)
+    uphill = slope >= 0
+    d[uphill] = -g[uphill]
+    return d, torch.where(uphill, -(g * g).sum(1), slope)
+
+
+def _remember(pairs: Pairs, s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Append the step's pair (rho 0 where s.y is not clearly positive: a pair L-BFGS
+    skips), keeping the last ``HISTORY``; returns where it was valid."""
+    sy = (s * y).sum(1)
+    valid = sy > 1e-12 * (s * s).sum(1).sqrt() * (y * y).sum(1).sqrt()
+    rho = torch.where(valid, 1.0 / torch.where(valid, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+    pairs.append((s, y, rho))
+    if len(pairs) > HISTORY:
+        pairs.pop(0)
+    return valid
+
+
+def _training_items(
+    train: npt.NDArray[np.bool_], away: torch.Tensor, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For ``train`` ``(m, N)``: ``(T, m)`` per model (column) the indices of its training
+    items in order, T the largest count (shorter columns padded with item 0), their
+    weights in its mean (1 / t_j; 0 on the padding) and ``away`` of each (a float per item)."""
+    counts = train.sum(axis=1)
+    longest = max(int(counts.max()), 1)
+    chosen = np.zeros((train.shape[0], longest), dtype=np.int64)
+    weight = np.zeros((train.shape[0], longest), dtype=np.float64)
+    for j, row in enumerate(train):
+        items = np.flatnonzero(row)
+        chosen[j, : items.size] = items
+        weight[j, : items.size] = 1.0 / max(items.size, 1)
+    index = torch.from_numpy(np.ascontiguousarray(chosen.T))
+    return index, torch.from_numpy(np.ascontiguousarray(weight.T)).to(dtype), away.to(dtype)[index]
 
 
 class _Batched:
@@ -367,11 +419,8 @@ class _Batched:
             inputs.classes,
             dtype,
         )
-        mask = torch.from_numpy(np.ascontiguousarray(train.T)).to(dtype)  # (N, m)
-        counts = mask.sum(0).clamp(min=1.0)  # t_j
-        self.weight = mask / counts  # the mean over each model's training items
+        counts = torch.from_numpy(train.sum(axis=1)).to(dtype).clamp(min=1.0)  # t_j
         labels = torch.from_numpy(inputs.labels)
-        self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
         if inputs.task is Task.MULTIPLE_CHOICE:  # scores of the rows x_c - x_0 (Design)
             self.k = 1
             self.intercept = False
@@ -382,28 +431,39 @@ class _Batched:
         self.scored: tuple[torch.Tensor, torch.Tensor] | None = (
             None  # (theta, X @ W) of the last full evaluation
         )
+        self.scored32: tuple[torch.Tensor, torch.Tensor] | None = None
         self.binary = inputs.classes == 2
         self.size = d * self.k + (self.k if self.intercept else 0)
         self.penalty = (1.0 / (2.0 * c * counts)).to(torch.float64)  # (m,)
         if self.binary:
             self.positive = (labels == 1).to(dtype).view(n, 1)  # gold is class/option 1
             self.sign = 2.0 * self.positive.to(torch.float32) - 1.0  # the gold's side of 0
-            self.away = -self.sign.to(dtype)  # -1 where the gold is class/option 1, else 1
-            self.flip = self.weight * self.away  # (N, m)
-        else:
+            # The loss counts only a model's training items (t of N): its scores are
+            # gathered, ``(T, m)``, T the largest t_j, column j model j's items (padded
+            # with item 0 at weight 0), so the elementwise passes run over t_j items, not N.
+            self.chosen, self.chosen_weight, self.chosen_away = _training_items(
+                train, -self.sign[:, 0], dtype
+            )
+            self.chosen_flip = self.chosen_away * self.chosen_weight
+        else:  # (N, m) per item and model: its weight in the model's mean loss, gold, one-hot
+            self.weight = torch.from_numpy(np.ascontiguousarray(train.T)).to(dtype) / counts
+            self.gold = labels.view(n, 1, 1).expand(n, m, 1).contiguous()
             self.onehot = torch.zeros(n, m, self.classes, dtype=dtype).scatter_(-1, self.gold, 1.0)
 
     def to(self, dtype: torch.dtype) -> "_Batched":
         """The same models computed in ``dtype``."""
         other = copy.copy(self)
         other.dtype = dtype
-        other._x, other.weight = (self._x if dtype == self.dtype else None), self.weight.to(dtype)
+        other._x = self._x if dtype == self.dtype else None
         other.scored = None
+        # the float32 product of the last full float32 evaluation, for _binary_float64_predict
+        other.scored32 = self.scored if self.dtype == torch.float32 else self.scored32
         if self.binary:
             other.positive = self.positive.to(dtype)
-            other.away, other.flip = self.away.to(dtype), self.flip.to(dtype)
+            other.chosen_weight, other.chosen_away = self.chosen_weight.to(dtype), self.chosen_away.to(dtype)
+            other.chosen_flip = self.chosen_flip.to(dtype)
         else:
-            other.onehot = self.onehot.to(dtype)
+            other.weight, other.onehot = self.weight.to(dtype), self.onehot.to(dtype)
         return other
 
     @property
@@ -413,22 +473,22 @@ class _Batched:
             self._x = self.design.x(self.dtype)
         return self._x
 
-    def preconditioner(self, theta: torch.Tensor) -> Precondition:
+    def preconditioner(self, theta: torch.Tensor, *, rows: int = CURVATURE_ROWS) -> Precondition:
         """H0 for L-BFGS, one matrix shared by the m models and applied to each class's
         block of parameters: the inverse of the Hessian of the mean log loss over (at
-        most ``CURVATURE_ROWS`` evenly spaced) items, with a column of ones for the
+        most ``rows`` evenly spaced) items, with a column of ones for the
         intercept, plus the L2 term. Binary problems take it at ``theta`` (each item's
         curvature p(1 - p) averaged over the m models), others at weights 0 (the
         block-diagonal part of the softmax's). Each model's own Hessian is the same over
         its training items at its own weights: close, so the first steps are near-Newton
         ones and L-BFGS corrects the rest. (Any positive-definite H0 gives the same
         minima: it changes the path, not the objective.)"""
-        stride = -(-self.n // CURVATURE_ROWS)
-        rows = self.x.reshape(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
-        r = rows.shape[0]
+        stride = -(-self.n // rows)
+        chosen = self.x.reshape(self.n, -1, self.d)[::stride]  # (R, rows per item, D)
+        r = chosen.shape[0]
         dk = self.d * self.k
         if self.binary:
-            x = rows[:, 0, :]
+            x = chosen[:, 0, :]
             if bool((theta == theta[:1]).all()):  # the models start alike: one column will do
                 theta = theta[:1]
             z = x @ theta[:, :dk].T.to(x.dtype)
@@ -442,11 +502,11 @@ class _Batched:
         elif self.task is Task.MULTIPLE_CHOICE:
             # at weights 0 the options are equally likely: the covariance of an item's
             # option rows (x_0 - x_0 = 0 among them), averaged over the items
-            flat = rows.reshape(-1, self.d).to(torch.float64)
-            total = rows.sum(1).to(torch.float64)
+            flat = chosen.reshape(-1, self.d).to(torch.float64)
+            total = chosen.sum(1).to(torch.float64)
             gram = (flat.T @ flat / self.classes - total.T @ total / self.classes**2) / r
         else:
-            x = torch.cat([rows[:, 0, :], torch.ones(r, 1, dtype=rows.dtype)], dim=1).to(torch.float64)
+            x = torch.cat([chosen[:, 0, :], torch.ones(r, 1, dtype=chosen.dtype)], dim=1).to(torch.float64)
             gram = (x.T @ x) * ((self.classes - 1) / self.classes**2 / r)
         ridge = torch.full((gram.shape[0],), float(2.0 * self.penalty.mean()), dtype=torch.float64)
         if self.intercept:  # unpenalised: a floor keeps the matrix positive definite
@@ -506,10 +566,15 @@ class _Batched:
         u each: a score whose float32 value, with its intercept, is within twice
         gamma_{D+3} (max_i |x_i| |w| + |b|) of 0 is computed again from the float64 rows
         (about a thousand of WinoGrande's 2.6 million). The gold probabilities are the
-        float32 scores' (float32 anyway in ``Fitted``)."""
+        float32 scores' (float32 anyway in ``Fitted``). The float32 product is the last
+        full float32 evaluation's (``scored32``) when that was at these weights rounded
+        to float32 (the bound holds for any float32 product)."""
         w = theta[:, : self.d].T  # (D, m) float64
         x32 = self.design.x(torch.float32)
-        z = x32 @ w.to(torch.float32)
+        if self.scored32 is not None and torch.equal(self.scored32[0], theta.to(torch.float32)):
+            z = self.scored32[1].clone()  # the same float32 product, made by the last evaluation
+        else:
+            z = x32 @ w.to(torch.float32)
         if self.intercept:
             z += theta[:, self.d :].view(1, self.m).to(torch.float32)
         terms = self.d + 3
@@ -536,7 +601,6 @@ class _Batched:
         parameters are the rows of ``theta``: only their columns are computed."""
         k, d, count = self.k, self.d, int(models.numel())
         full = count == self.m
-        weight = self.weight if full else self.weight[:, models]
         penalty = self.penalty if full else self.penalty[models]
         dk = d * k
         w = theta[:, :dk].reshape(count, d, k).permute(1, 0, 2).reshape(d, count * k)
@@ -544,19 +608,26 @@ class _Batched:
         if full:
             self.scored = (theta.clone(), scores)
         if self.binary:
-            # with v = z for gold 0 and -z for gold 1: the log loss is softplus(v) and its
-            # derivative in z, sigmoid(z) - gold, is sigmoid(v) * (1 or -1); one pass each,
-            # without softplus(z) - z's cancellation where the gold is far ahead
-            flip = self.flip if full else self.flip[:, models]
-            v = (
-                scores * self.away
-                if not self.intercept
-                else (scores + theta[:, dk:].view(1, count)).mul_(self.away)
-            )
-            loss = torch.nn.functional.softplus(v).mul_(weight).sum(0, dtype=torch.float64)
-            dscores = v.sigmoid_().mul_(flip)
-            db = dscores.sum(0).view(count, 1) if self.intercept else dscores[:0]
+            # over each model's training items only (``chosen``), with v = z for gold 0 and
+            # -z for gold 1: the log loss is softplus(v) and its derivative in z,
+            # sigmoid(z) - gold, is sigmoid(v) * (1 or -1); one pass each, without
+            # softplus(z) - z's cancellation where the gold is far ahead
+            chosen = self.chosen if full else self.chosen[:, models]
+            chosen_weight = self.chosen_weight if full else self.chosen_weight[:, models]
+            away = self.chosen_away if full else self.chosen_away[:, models]  # -1 where gold is 1, else 1
+            v = scores.gather(0, chosen)
+            if self.intercept:
+                v += theta[:, dk:].view(1, count)
+            v.mul_(away)
+            loss = torch.nn.functional.softplus(v).mul_(chosen_weight).sum(0, dtype=torch.float64)
+            dv = v.sigmoid_().mul_(self.chosen_flip if full else self.chosen_flip[:, models])  # d loss / d z
+            db = dv.sum(0).view(count, 1) if self.intercept else dv[:0]
+            # X^T G with G (N, count) zero outside the training items, as G^T X: the
+            # gradient's (count, D) layout, and the faster product here
+            dscores = torch.zeros(self.n, count, dtype=self.dtype).scatter_add_(0, chosen, dv)
+            gw = dscores.T @ self.x
         else:
+            weight = self.weight if full else self.weight[:, models]
             gold = self.gold if full else self.gold[:, models]
             onehot = self.onehot if full else self.onehot[:, models]
             if self.task is Task.MULTIPLE_CHOICE:
@@ -572,7 +643,7 @@ class _Batched:
             else:
                 dscores = dlogits.reshape(self.n, count * k)
             db = dlogits.sum(0)
-        gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
+            gw = (self.x.T @ dscores).view(d, count, k).permute(1, 0, 2).reshape(count, dk)
         wt = theta[:, :dk]
         value = loss + penalty * (wt.to(torch.float64) ** 2).sum(1)
         grad_w = gw + wt * (2.0 * penalty.to(self.dtype))[:, None]

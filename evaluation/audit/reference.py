@@ -32,10 +32,10 @@ def aflite_reference(
     *,
     params: AfliteParams | None = None,
     max_iterations: int | None = None,
-    sklearn_tol: float = 1e-6,
 ) -> AfliteResult:
-    """Algorithm 1 with scikit-learn; ``max_iterations`` stops after that many passes of
-    the while loop (the bench times the first passes only at full scale)."""
+    """Algorithm 1 with scikit-learn (``C`` = ``params.c``, ``tol`` = ``params.tol``, the
+    stopping test Winnow's solver meets too); ``max_iterations`` stops after that many
+    passes of the while loop (the bench times the first passes only at full scale)."""
     p = params or AfliteParams()
     inputs = check_inputs(features, labels, standardize=p.standardize)
     p = p.resolved(inputs.n)
@@ -64,7 +64,7 @@ def aflite_reference(
         right = np.zeros(size)
         seen = np.zeros(size)
         for j in range(p.m):
-            model = LogisticRegression(C=p.c, fit_intercept=intercept, max_iter=10_000, tol=sklearn_tol)
+            model = LogisticRegression(C=p.c, fit_intercept=intercept, max_iter=10_000, tol=p.tol)
             model.fit(x[active[train[j]]], y[active[train[j]]])
             held = ~train[j]
             predicted = model.predict(x[active[held]])

@@ -55,6 +55,50 @@ def test_a_given_start_reaches_the_same_models_as_the_pilot(options):
     assert np.abs(piloted.gold_probability - warm.gold_probability).max() < 1e-3
 
 
+@pytest.mark.parametrize("options", [None, 2, 3])
+def test_the_curvature_of_another_fit_reaches_the_same_models(options):
+    inputs = _inputs(options)
+    train = draw_partitions(np.random.default_rng(1), inputs.n, 8, 100)
+    own = linear.fit_predict(inputs, train)
+    other = linear.fit_predict(inputs, draw_partitions(np.random.default_rng(9), inputs.n, 8, 150))
+    reused = linear.fit_predict(inputs, train, start=other.mean, curvature=other.curvature)
+    assert np.abs(own.gold_probability - reused.gold_probability).max() < 1e-3
+    assert (own.predictions != reused.predictions).mean() < 0.002
+
+
+@pytest.mark.parametrize("options", [None, 2])
+def test_binary_models_with_different_training_sizes_have_the_objective_of_their_own_items(options):
+    """The binary loss and gradient over each model's gathered training items (padded
+    where a model has fewer) equal the mean over a dense mask of its items, computed
+    here directly in float64."""
+    inputs = _inputs(options)
+    rng = np.random.default_rng(4)
+    train = np.zeros((5, inputs.n), dtype=bool)
+    for j, size in enumerate([100, 37, 1, 250, 100]):
+        train[j, rng.choice(inputs.n, size, replace=False)] = True
+    design = linear.Design.of(inputs)
+    model = linear._Batched(design, train, c=0.7, dtype=torch.float64)
+    theta = torch.from_numpy(rng.normal(0.0, 0.3, (5, model.size)))
+    value, grad = model.value_and_grad(theta, torch.arange(5))
+    sub_value, sub_grad = model.value_and_grad(theta[[3, 1]], torch.tensor([3, 1]))
+    x = torch.from_numpy(design.rows64_of()[:, 0, :])
+    y = torch.from_numpy(inputs.labels).to(torch.float64)
+    for j in range(5):
+        items = torch.from_numpy(np.flatnonzero(train[j]))
+        w, t = theta[j, : model.d], float(items.numel())
+        z = x[items] @ w + (theta[j, model.d] if model.intercept else 0.0)
+        loss = torch.nn.functional.softplus(z).sum() - (y[items] * z).sum()
+        expected = loss / t + (w @ w) / (2.0 * 0.7 * t)
+        residual = (torch.sigmoid(z) - y[items]) / t
+        expected_grad = x[items].T @ residual + w / (0.7 * t)
+        if model.intercept:
+            expected_grad = torch.cat([expected_grad, residual.sum().view(1)])
+        assert float(value[j]) == pytest.approx(float(expected), rel=1e-12)
+        assert torch.allclose(grad[j], expected_grad, rtol=1e-10, atol=1e-14)
+    assert torch.equal(sub_value, value[[3, 1]])
+    assert torch.allclose(sub_grad, grad[[3, 1]], rtol=1e-12, atol=1e-16)
+
+
 @pytest.mark.parametrize("options", [None, 2])
 def test_models_the_float64_stage_skips_meet_tol_in_float64(options):
     inputs = _inputs(options)
@@ -141,3 +185,26 @@ def test_binary_float64_predictions_from_float32_scores_equal_the_float64_produc
     assert torch.allclose(
         gold.to(torch.float64), torch.sigmoid(torch.where(positive[None, :], exact.T, -exact.T)), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("options", [None, 2])
+def test_binary_float64_predictions_reuse_the_last_float32_evaluation_only_at_its_weights(options):
+    inputs = _inputs(options, n=600)
+    train = draw_partitions(np.random.default_rng(7), inputs.n, 6, 100)
+    design = linear.Design.of(inputs)
+    rng = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        fast = linear._Batched(design, train, c=1.0, dtype=torch.float32)
+        theta = torch.randn(fast.m, fast.size, generator=rng) * 0.3
+        fast.value_and_grad(theta, torch.arange(fast.m))
+        fresh = linear._Batched(design, train, c=1.0, dtype=torch.float32).to(torch.float64)
+        reused = fast.to(torch.float64)
+        assert reused.scored32 is not None and fresh.scored32 is None
+        for weights in (theta.to(torch.float64), theta.to(torch.float64) + 1e-3):  # at them, elsewhere
+            predicted, gold = reused.predict(weights)
+            expected, expected_gold = fresh.predict(weights)
+            assert torch.equal(predicted, expected)
+            assert torch.allclose(gold, expected_gold, rtol=1e-6, atol=1e-7)
+        # the reused scores are left as they were (predict works on a copy)
+        assert reused.scored32 is not None and fast.scored is not None
+        assert torch.equal(reused.scored32[1], fast.scored[1])
