@@ -53,7 +53,7 @@ class AfliteParams:
     seed: int = 0
     c: float = 1.0
     max_iter: int = 500
-    tol: float = 1e-6
+    tol: float = 1e-7
     standardize: bool = True
     float64: bool = True
 

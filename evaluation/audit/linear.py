@@ -56,13 +56,20 @@ PILOT_STRIDE = 2
 #: size: without the allowance, steps near the minimum look like no decrease).
 FLOAT32_SLACK = 1e-7
 
-#: How far below ``tol`` (as a share of it) a model's largest float32 gradient entry must
-#: be for the float64 stage to take it as met without evaluating the model in float64.
-#: The float32 gradient's rounding error (measured against float64 at the same weights)
-#: is about 1e-8 at WinoGrande's scale and 3e-8 with t = 100 (tests/evaluation/
-#: test_audit_linear.py): with the default tol of 1e-6 the margin, 2.5e-7, is 8 to 30
-#: times that.
+#: How far below ``tol`` a model's largest float32 gradient entry must be for the float64
+#: stage to take it as met without evaluating the model in float64 (`float32_margin`): a
+#: share of ``tol`` and at least an absolute amount. The float32 gradient's rounding error
+#: (measured against float64 at the same weights) is about 1e-8 at WinoGrande's scale and
+#: 3e-8 with t = 100 (tests/evaluation/test_audit_linear.py): at tol 1e-6 the margin is
+#: 2.5e-7, at the default 1e-7 it is 5e-8, above the largest error measured.
 FLOAT32_GRADIENT_ERROR = 0.25
+FLOAT32_GRADIENT_ABSOLUTE = 5e-8
+
+
+def float32_margin(tol: float) -> float:
+    """What a float32 gradient must stay below ``tol`` by for float64 to trust it."""
+    return max(FLOAT32_GRADIENT_ERROR * tol, FLOAT32_GRADIENT_ABSOLUTE)
+
 
 #: Items (at most, evenly spaced) whose features give the pilot's curvature.
 PILOT_CURVATURE_ROWS = 10_000
@@ -179,14 +186,14 @@ def fit_predict(
        every model, or a **pilot**: one model of the same objective (the models' mean L2
        term) on every other item, alone, in float32 to ``PILOT_TOL``;
     2. the m models in **float32** (matrix products twice as fast as float64) to ``tol``,
-       with ``float64`` to ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (the margin the float32
+       with ``float64`` to ``tol - float32_margin(tol)`` (the margin the float32
        gradient's rounding can be trusted with; one more float32 step is cheaper than a
        float64 evaluation), H0 ``curvature`` (the H0 of an earlier fit on similar items,
        ``Fitted.curvature``) or the shared curvature at the start
        (``_Batched.preconditioner``);
     3. with ``float64`` (the default), **double precision**, as scikit-learn computes on
        float64 input: a model whose largest float32 gradient entry is still above
-       ``(1 - FLOAT32_GRADIENT_ERROR) * tol`` (its float32 line search found no decrease
+       ``tol - float32_margin(tol)`` (its float32 line search found no decrease
        before) is evaluated in float64 and finished there (the same H0); the predictions are
        float64's (``_Batched.predict``: for two classes or options the float32 product
        with every score its rounding bound cannot sign computed again in float64), so an
@@ -211,13 +218,16 @@ def fit_predict(
             )
         h0 = curvature if curvature is not None else fast.preconditioner(theta)
         # with the float64 stage, float32 goes on to the margin that float64 trusts
-        # without evaluating (FLOAT32_GRADIENT_ERROR): one float32 step is cheaper than
+        # without evaluating (float32_margin): one float32 step is cheaper than
         # a float64 evaluation; a model that cannot get there in float32 is finished in float64
+        # (below a tol of about 6.7e-8 nothing float32 gives is trusted: every model is
+        # evaluated in float64)
+        trusted = tol - float32_margin(tol)
         theta, steps, evaluations, largest = lbfgs(
             fast.value_and_grad,
             theta,
             max_iter=max_iter,
-            tol=tol * (1.0 - FLOAT32_GRADIENT_ERROR) if float64 else tol,
+            tol=trusted if float64 and trusted > 0 else tol,
             precondition=h0,
         )
         model = fast
@@ -225,10 +235,10 @@ def fit_predict(
         if float64:
             model = fast.to(torch.float64)
             theta = theta.to(torch.float64)
-            # The float32 gradient is within FLOAT32_GRADIENT_ERROR * tol of the float64 one:
+            # The float32 gradient is within float32_margin(tol) of the float64 one:
             # a model whose float32 gradient met tol with that much to spare meets it in
             # float64 too; the others are evaluated (and finished) in float64.
-            near = torch.nonzero(largest > tol * (1.0 - FLOAT32_GRADIENT_ERROR)).flatten()
+            near = torch.nonzero(largest > trusted).flatten()
             float64_models = int(near.numel())
             if float64_models:
 

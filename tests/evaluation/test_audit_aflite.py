@@ -130,7 +130,7 @@ def test_every_parameter_and_the_seed_are_recorded_with_t_and_n_resolved():
         "seed": 5,
         "c": 1.0,
         "max_iter": 500,
-        "tol": 1e-6,
+        "tol": 1e-7,
         "standardize": True,
         "float64": True,
     }

@@ -99,24 +99,37 @@ def test_binary_models_with_different_training_sizes_have_the_objective_of_their
     assert torch.allclose(sub_grad, grad[[3, 1]], rtol=1e-12, atol=1e-16)
 
 
+@pytest.mark.parametrize("tol", [1e-6, 1e-7])
 @pytest.mark.parametrize("options", [None, 2])
-def test_models_the_float64_stage_skips_meet_tol_in_float64(options):
+def test_models_the_float64_stage_skips_meet_tol_in_float64(options, tol):
     inputs = _inputs(options)
     train = draw_partitions(np.random.default_rng(2), inputs.n, 16, 100)
     design = linear.Design.of(inputs)
-    tol = 1e-6
+    trusted = tol - linear.float32_margin(tol)
     with torch.no_grad():
         fast = linear._Batched(design, train, c=1.0, dtype=torch.float32)
         theta, _, _, largest = linear.lbfgs(
-            fast.value_and_grad, torch.zeros(fast.m, fast.size), max_iter=500, tol=tol
+            fast.value_and_grad, torch.zeros(fast.m, fast.size), max_iter=500, tol=trusted
         )
         _, g64 = fast.to(torch.float64).value_and_grad(theta.to(torch.float64), torch.arange(fast.m))
         _, g32 = fast.value_and_grad(theta, torch.arange(fast.m))
-    skipped = largest <= tol * (1.0 - linear.FLOAT32_GRADIENT_ERROR)
+    skipped = largest <= trusted
     assert bool(skipped.any())
     assert float(g64[skipped].abs().amax()) <= tol
-    # the margin covers the float32 gradient's rounding many times over
-    assert float((g32.to(torch.float64) - g64).abs().amax()) < linear.FLOAT32_GRADIENT_ERROR * tol / 4
+    # the margin covers the float32 gradient's rounding (at tol 1e-6 many times over)
+    error = float((g32.to(torch.float64) - g64).abs().amax())
+    assert error < linear.FLOAT32_GRADIENT_ABSOLUTE
+    assert error < linear.float32_margin(tol) / (4 if tol >= 1e-6 else 1)
+
+
+def test_below_the_absolute_margin_every_model_is_finished_in_float64():
+    inputs = _inputs(2)
+    train = draw_partitions(np.random.default_rng(3), inputs.n, 8, 100)
+    tol = linear.FLOAT32_GRADIENT_ABSOLUTE * 0.8
+    fitted = linear.fit_predict(inputs, train, tol=tol)
+    assert fitted.float64_models == 8
+    reference = linear.fit_predict(inputs, train, tol=1e-6)
+    assert np.abs(fitted.gold_probability - reference.gold_probability).max() < 1e-4
 
 
 def test_the_float64_stage_evaluates_every_model_without_the_margin_with_the_same_result(monkeypatch):
