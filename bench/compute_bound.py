@@ -66,8 +66,6 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
 
     from evaluation.lm.scorers.causal import HEAD_VOCAB_BLOCK
 
-    vocab_block = HEAD_VOCAB_BLOCK
-
     body, head = linear_weights(hf_model)
     body_flops, head_flops = flops(hf_model)
 
@@ -94,8 +92,8 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
             F.linear(x, head)
 
         def run_head_blocks() -> None:
-            for start in range(0, head.shape[0], vocab_block):
-                F.linear(x, head[start : start + vocab_block])
+            for start in range(0, head.shape[0], HEAD_VOCAB_BLOCK):
+                F.linear(x, head[start : start + HEAD_VOCAB_BLOCK])
 
         t_body = best(run_body, seconds)
         # the output layer whole and in vocabulary blocks (as Winnow runs it): the faster counts

@@ -170,10 +170,14 @@ class ClozeModel:
         return out.hidden_states[-1]
 
     def _logits(self, hidden: Any) -> Any:
+        """The model's output layer with its logit scale and soft-capping (`causal.OutputLayer`,
+        as the packed path and the model's own forward apply them), in float32."""
         import torch
 
+        from evaluation.lm.scorers.causal import model_output_layer
+
         with torch.no_grad():
-            return self.model.get_output_embeddings()(hidden).float()
+            return model_output_layer(self.model)[1](hidden).float()
 
     def sentence_logprobs(self, texts: list[str], *, skip_shared_prefix: bool = False) -> list[float]:
         """Sum of the log-probabilities of the tokens after the start token.
