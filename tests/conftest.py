@@ -1,6 +1,8 @@
 """Shared fixtures: one per role, the real data folder, eager Celery."""
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,30 @@ DATA_HINT = (
     "`shared/data/` (see README.md, 'Real data'), or point WINNOW_DATA_DIR at a copy. "
     "CI sets WINNOW_REQUIRE_DATA=1, which turns this skip into a failure."
 )
+
+
+def _fast_temp_dir() -> str | None:
+    """A memory-backed folder where there is one (Linux's /dev/shm), else the system's."""
+    shm = Path("/dev/shm")  # noqa: S108 - a private mkdtemp folder inside it
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """The SQLite test database is a file (WAL, busy timeout), as the app's own is, not
+    Django's default in-memory database. That one is a shared cache whose table locks
+    ignore the busy timeout: a worker thread writing a run's progress while the live
+    server reads the same table fails at once with "database table is locked", which is
+    not what the app does on its file. WINNOW_TEST_DATABASE_NAME still names a file of
+    your choice; each process of ``pytest -n`` gets a folder of its own."""
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.sqlite3" or db.get("TEST", {}).get("NAME"):
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="winnow-test-db-", dir=_fast_temp_dir())
+    db.setdefault("TEST", {})["NAME"] = str(Path(folder) / "test.sqlite3")
+    yield
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

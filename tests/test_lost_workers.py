@@ -2,10 +2,8 @@
 processes on a real Redis broker, a pool process killed with SIGKILL mid-job, and a job
 delivered twice.
 
-The worker sees the test's database: on PostgreSQL the pytest-django test database (these
-tests commit, transaction=True); on SQLite the test runs again in a subprocess on a
-database file, since the default in-memory test database is out of another process's
-reach. A short heartbeat and stale window (environment) make them take seconds.
+The worker sees the test's database: the pytest-django test database (these tests
+commit, transaction=True), which on SQLite is a file (tests/conftest.py). A short heartbeat and stale window (environment) make them take seconds.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -40,29 +37,6 @@ HEARTBEAT, STALE_AFTER = 0.3, 5.0
 WAIT = 240  # seconds a whole job may take on a busy two-core machine before the test gives up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def _on_a_database_the_worker_sees(request: pytest.FixtureRequest) -> bool:
-    """False once the test has run again in a subprocess on an SQLite file (and passed there)."""
-    if connection.vendor != "sqlite" or connection.settings_dict["TEST"].get("NAME") not in (
-        None,
-        "",
-        ":memory:",
-    ):
-        return True
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "WINNOW_TEST_DATABASE_NAME": str(Path(tmp) / "jobs.sqlite3")}
-        env.pop("DATABASE_URL", None)
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", request.node.nodeid],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-4000:] + done.stderr[-3000:]
-    return False
 
 
 def _database_url() -> str:
@@ -199,9 +173,7 @@ def _run(tmp_path: Path, copies: int = 8) -> EvaluationRun:
     )
 
 
-def test_a_run_whose_pool_process_is_killed_finishes_once_after_the_pool_replaces_it(request, tmp_path, jobs):
-    if not _on_a_database_the_worker_sees(request):
-        return
+def test_a_run_whose_pool_process_is_killed_finishes_once_after_the_pool_replaces_it(tmp_path, jobs):
     run = _run(tmp_path)
     worker = jobs()
     jobs.broker.send("evaluation.tasks.evaluation_run_task", "models", run_id=run.pk)
@@ -239,9 +211,7 @@ def test_a_run_whose_pool_process_is_killed_finishes_once_after_the_pool_replace
     assert (again.status, again.attempts, again.finished_at) == (RunStatus.DONE, 2, run.finished_at)
 
 
-def test_a_second_delivery_of_a_running_run_does_not_run_it_twice(request, tmp_path, jobs):
-    if not _on_a_database_the_worker_sees(request):
-        return
+def test_a_second_delivery_of_a_running_run_does_not_run_it_twice(tmp_path, jobs):
     run = _run(tmp_path)
     worker = jobs(concurrency=2)
     for _ in range(2):  # the same job delivered twice (a visibility timeout shorter than the run)
@@ -316,10 +286,8 @@ def _built_once_again(release: Release, worker: Worker) -> None:
 
 
 def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_leftover_temp_folder(
-    request, tmp_path, jobs, curator, django_capture_on_commit_callbacks
+    tmp_path, jobs, curator, django_capture_on_commit_callbacks
 ):
-    if not _on_a_database_the_worker_sees(request):
-        return
     release = _big_release(curator, django_capture_on_commit_callbacks)
     worker = jobs()
     jobs.broker.send("releases.build", "default", release_id=release.pk)
@@ -333,12 +301,10 @@ def test_a_release_build_killed_midway_is_finished_on_redelivery_without_a_lefto
 
 
 def test_a_release_build_whose_whole_worker_died_is_built_by_the_next_worker_before_the_visibility_timeout(
-    request, tmp_path, jobs, curator, django_capture_on_commit_callbacks
+    tmp_path, jobs, curator, django_capture_on_commit_callbacks
 ):
     """The whole worker killed: its message stays unacknowledged in Redis for the
     visibility timeout (hours); the next worker's sweep queues the build again."""
-    if not _on_a_database_the_worker_sees(request):
-        return
     release = _big_release(curator, django_capture_on_commit_callbacks)
     first = jobs()
     jobs.broker.send("releases.build", "default", release_id=release.pk)

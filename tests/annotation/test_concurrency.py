@@ -1,13 +1,8 @@
 """Many annotators asking and answering at once never push an item past K, never judge
 an item twice, and never lose a judgment."""
 
-import os
-import subprocess
-import sys
-import tempfile
 import threading
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from django.db import connection, connections
@@ -94,33 +89,9 @@ def test_fifty_annotators_at_once_on_postgresql(make_annotators):
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_several_annotators_at_once_on_sqlite(make_annotators, request):
+def test_several_annotators_at_once_on_sqlite(make_annotators):
     if connection.vendor != "sqlite":
         pytest.skip("the SQLite fallback (BEGIN IMMEDIATE) is tested on SQLite")
-    if connection.settings_dict["TEST"].get("NAME") in (None, "", ":memory:"):
-        # The in-memory test database is a shared cache with table locks that ignore the
-        # busy timeout; the app runs on a file. Run this test again on a file database.
-        with tempfile.TemporaryDirectory() as tmp:
-            env = {**os.environ, "WINNOW_TEST_DATABASE_NAME": str(Path(tmp) / "crowd.sqlite3")}
-            env.pop("DATABASE_URL", None)
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    f"{__file__}::{request.node.name}",
-                ],
-                env=env,
-                cwd=Path(__file__).resolve().parents[2],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-        assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
-        return
     SchemaFactory.create_batch(12)
     campaign = campaign_create(name="crowd", task="switchability", items="schemas", k=3)
     annotators = make_annotators(8, prefix="crowd")

@@ -16,7 +16,7 @@ from evaluation.models import AuditChunk, AuditStatus
 from evaluation.selectors import model_get
 from tests import test_lost_workers
 from tests.evaluation.audit_helpers import AFLITE_SMALL, make_wsc
-from tests.test_lost_workers import _on_a_database_the_worker_sees, _until
+from tests.test_lost_workers import _until
 
 jobs = test_lost_workers.jobs  # the fixture that starts real workers on the test's broker corner
 
@@ -24,10 +24,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_two_model_workers_share_an_audits_chunks_and_get_the_features_one_process_gets(
-    request, tmp_path, jobs, monkeypatch, audit_registry, curator
+    tmp_path, jobs, monkeypatch, audit_registry, curator
 ):
-    if not _on_a_database_the_worker_sees(request):
-        return
     monkeypatch.setenv("WINNOW_MODELS_DIR", str(audit_registry))
     make_wsc(40)
     audit = audit_create(
