@@ -61,7 +61,6 @@ def main() -> int:
         SMOLLM2_INSTALL_HINT,
         load_model,
         smollm2_path,
-        tokenizer_adding_start_token,
     )
     from evaluation.lm.scorers.causal import loglikelihood
     from evaluation.lm.scorers.sources import wsc_items_from_winowhy
@@ -85,16 +84,7 @@ def main() -> int:
 
     logging.getLogger("lm-eval").setLevel(logging.ERROR)
     logging.getLogger("lm_eval").setLevel(logging.ERROR)
-    from lm_eval.api.instance import Instance
-    from lm_eval.models.huggingface import HFLM
-
-    hflm = HFLM(
-        pretrained=loaded.model,
-        tokenizer=tokenizer_adding_start_token(loaded),
-        batch_size=args.batch_size,
-        device="cpu",
-        prefix_token_id=loaded.start_token_id,
-    )
+    hflm = lm_eval_model(loaded, args.batch_size)
 
     subs = [[substitute(item.text, c) for c in item.candidates] for item in items]
     request_sets = {
@@ -106,10 +96,7 @@ def main() -> int:
         return [lp for lp, _ in loglikelihood(loaded, reqs, batch_size=args.batch_size)]
 
     def run_hflm(reqs: list[tuple[str, str]]) -> list[float]:
-        instances = [
-            Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(reqs)
-        ]
-        return [lp for lp, _ in hflm.loglikelihood(instances, disable_tqdm=True)]
+        return lm_eval_loglikelihood(hflm, reqs)
 
     # Warm both paths up (first calls allocate and initialise kernels).
     warm = request_sets["partial"][:4]
@@ -211,6 +198,31 @@ def main() -> int:
     return 0
 
 
+def lm_eval_model(loaded, batch_size: int):
+    """lm-evaluation-harness's HFLM over a loaded model's own object, with a tokenizer
+    that adds the same start token as Winnow."""
+    from lm_eval.models.huggingface import HFLM
+
+    from evaluation.lm.modeling import tokenizer_adding_start_token
+
+    return HFLM(
+        pretrained=loaded.model,
+        tokenizer=tokenizer_adding_start_token(loaded),
+        batch_size=batch_size,
+        device="cpu",
+        prefix_token_id=loaded.start_token_id,
+    )
+
+
+def lm_eval_loglikelihood(hflm, reqs: list[tuple[str, str]]) -> list[float]:
+    from lm_eval.api.instance import Instance
+
+    instances = [
+        Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(reqs)
+    ]
+    return [lp for lp, _ in hflm.loglikelihood(instances, disable_tqdm=True)]
+
+
 def float64_reference(args, gguf, start_token, request_sets, float32_scores) -> None:
     """How far each tool's float32 log-likelihoods are from the exact ones: the same model
     loaded again in float64 and scored by Winnow's forward (float64 throughout but for the
@@ -218,20 +230,12 @@ def float64_reference(args, gguf, start_token, request_sets, float32_scores) -> 
     float64 model too (transformers' RMS norm then still rounds to float32 inside), which
     checks that the reference is the function lm-eval computes."""
     import torch
-    from lm_eval.api.instance import Instance
-    from lm_eval.models.huggingface import HFLM
 
-    from evaluation.lm.modeling import load_model, tokenizer_adding_start_token
+    from evaluation.lm.modeling import load_model
     from evaluation.lm.scorers.causal import loglikelihood
 
     exact = load_model(gguf, dtype=torch.float64, threads=args.threads, start_token=start_token)
-    hflm = HFLM(
-        pretrained=exact.model,
-        tokenizer=tokenizer_adding_start_token(exact),
-        batch_size=args.batch_size,
-        device="cpu",
-        prefix_token_id=exact.start_token_id,
-    )
+    hflm = lm_eval_model(exact, args.batch_size)
     print("\nfloat64 reference: SmolLM2 loaded in float64, scored by Winnow (untimed)")
     print(
         f"{'method':8} {'max |diff| (mean) from the float64 reference, by':>70} {'winnow fp32 from':>22}\n"
@@ -239,10 +243,7 @@ def float64_reference(args, gguf, start_token, request_sets, float32_scores) -> 
     )
     for method, reqs in request_sets.items():
         reference = [lp for lp, _ in loglikelihood(exact, reqs, batch_size=args.batch_size)]
-        instances = [
-            Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(reqs)
-        ]
-        theirs64 = [lp for lp, _ in hflm.loglikelihood(instances, disable_tqdm=True)]
+        theirs64 = lm_eval_loglikelihood(hflm, reqs)
         columns = [float32_scores[method]["winnow"], float32_scores[method]["lm-eval"], theirs64]
         cells = []
         for scores, against in [(c, reference) for c in columns] + [(columns[0], theirs64)]:
