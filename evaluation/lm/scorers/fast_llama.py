@@ -7,12 +7,13 @@ fewer and larger operations: the query, key and value projections are one matrix
 and so are the gate and up projections (their weights concatenated once per model and
 kept beside it, `FUSED_ATTRIBUTE`; the layers' weights become views of them), an RMS norm
 is three passes over its input (`_rms_norm`), the residual adds are folded into the
-matrix products (`addmm`), the SiLU and the gate product work in place, rotary positions
-are applied to the queries and keys together in one product and two fused multiply-adds,
-and attention runs in pieces of `PIECE_ROWS` queries, each over its own keys
-(`attention_pieces`), as one 4D call to SDPA, which then runs its CPU flash kernel (a 3D
-call with grouped keys takes its math path). The numbers are those of transformers'
-forward to float32 rounding
+matrix products, in place (`addmm_`: the residual stream is this function's own), the
+SiLU and the gate product work in place, rotary positions are applied to the queries and
+keys together in one product and two fused multiply-adds, written into one buffer that
+already holds the attention pieces' padding rows, and attention runs in pieces of
+`PIECE_ROWS` queries, each over its own keys (`attention_pieces`), as one 4D call to
+SDPA, which then runs its CPU flash kernel (a 3D call with grouped keys takes its math
+path). The numbers are those of transformers' forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no
@@ -131,7 +132,7 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     q_size, kv_size = n_heads * head_dim, n_kv * head_dim
     n = tokens.shape[0]
 
-    x = base.embed_tokens(tokens)  # [n, H]
+    x = base.embed_tokens(tokens)  # [n, H], a new tensor: the residual adds write into it
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
     half = head_dim // 2
     cos = cos[0][:, None, :]  # [n, 1, head_dim]
@@ -141,23 +142,24 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     length, key_index, allowed = attention_pieces(end, PIECE_ROWS)
     mask = additive(allowed, x.dtype)
     count, width = key_index.shape
-    pad = count * length - n
     flat_keys = key_index.reshape(-1)
+    # the rotated queries and keys of every layer go to one buffer with the attention
+    # pieces' padding rows at its end: zeros, written once, so no layer pads its queries
+    rotated_rows = torch.zeros((count * length, n_heads + n_kv, head_dim), dtype=x.dtype)
+    rotated = rotated_rows[:n]
     for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
         h = _rms_norm(x, norm)
         qkv = F.linear(h, w_qkv)  # [n, q + 2 kv]
         qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
-        rotated = qk * cos
+        torch.mul(qk, cos, out=rotated)
         rotated[..., :half].addcmul_(qk[..., half:], sin1, value=-1)
         rotated[..., half:].addcmul_(qk[..., :half], sin2)
-        qk = rotated
-        q = qk[:, :n_heads]  # [n, heads, d]
-        if pad:
-            q = F.pad(q, (0, 0, 0, 0, 0, pad))
-        q = q.view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
-        k = qk[:, n_heads:].index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        q = (
+            rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)
+        )  # [P, heads, L, d]
+        k = rotated[:, n_heads:].index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
         v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim)
         v = v.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
         # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
@@ -166,14 +168,14 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
             q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
         )  # [P, heads, L, d]
         out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
-        x = torch.addmm(x, out, attn.o_proj.weight.t())
+        x.addmm_(out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
         h = _rms_norm(x, norm)
         gate_up = F.linear(h, w_gate_up)
         inter = gate_up.shape[-1] // 2
         gate = F.silu(gate_up[:, :inter], inplace=True)
         gate.mul_(gate_up[:, inter:])
-        x = torch.addmm(x, gate, mlp.down_proj.weight.t())
+        x.addmm_(gate, mlp.down_proj.weight.t())
     norm = base.norm
     return _rms_norm(x, norm)
 
