@@ -59,7 +59,8 @@ def flops(hf_model) -> tuple[float, float]:
 def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) -> tuple[float, float]:
     """Measured fp32 FLOP/s of (every linear layer below the output layer on ``rows`` rows,
     the output layer on ``head_rows`` rows, whole or in blocks of HEAD_VOCAB_BLOCK
-    vocabulary rows, whichever is faster), with the model's own weights; the best of
+    vocabulary rows, whichever is faster), with the model's own weights, each product
+    into a new tensor or into one kept for its shape, whichever is faster; the best of
     repeats over about ``seconds`` each."""
     import torch
     import torch.nn.functional as F
@@ -84,18 +85,31 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
         inputs = {w.shape[1]: torch.randn(rows, w.shape[1]) for w in body}
         x = torch.randn(max(1, head_rows), head.shape[1])
 
+        # each product into a new tensor, and into one kept for its shape (as Winnow's
+        # forward does): the faster counts
+        outputs = {w.shape[0]: torch.empty(rows, w.shape[0]) for w in body}
+        block = torch.empty(max(1, head_rows), HEAD_VOCAB_BLOCK)
+
         def run_body() -> None:
             for w in body:
                 F.linear(inputs[w.shape[1]], w)
+
+        def run_body_kept() -> None:
+            for w in body:
+                torch.mm(inputs[w.shape[1]], w.t(), out=outputs[w.shape[0]])
 
         def run_head() -> None:
             F.linear(x, head)
 
         def run_head_blocks() -> None:
             for start in range(0, head.shape[0], HEAD_VOCAB_BLOCK):
-                F.linear(x, head[start : start + HEAD_VOCAB_BLOCK])
+                w = head[start : start + HEAD_VOCAB_BLOCK]
+                if w.shape[0] == HEAD_VOCAB_BLOCK:
+                    torch.mm(x, w.t(), out=block)
+                else:
+                    F.linear(x, w)
 
-        t_body = best(run_body, seconds)
+        t_body = min(best(run_body, seconds / 2), best(run_body_kept, seconds / 2))
         # the output layer whole and in vocabulary blocks (as Winnow runs it): the faster counts
         t_head = min(best(run_head, seconds / 4), best(run_head_blocks, seconds / 4))
     return body_flops * rows / t_body, head_flops * max(1, head_rows) / t_head

@@ -158,15 +158,22 @@ class OutputLayer:
     def blocks(self, hidden: torch.Tensor, size: int) -> Iterator[tuple[int, torch.Tensor]]:
         """(first vocabulary index, float32 logits [rows, <= size]) of consecutive
         vocabulary blocks; one block of everything when the head is not a plain linear
-        layer."""
+        layer. The blocks of a call share one buffer (fresh memory for each would be new
+        pages from the system): a block holds its logits until the next one is asked for,
+        and its consumer may overwrite it."""
         if self.weight is None:
             yield 0, self(hidden).float()
             return
         vocabulary = self.weight.shape[0]
+        buffer = hidden.new_empty((hidden.shape[0], size)) if self.bias is None else None
         for start in range(0, vocabulary, size):
             stop = min(start + size, vocabulary)
-            bias = None if self.bias is None else self.bias[start:stop]
-            yield start, self._finish(F.linear(hidden, self.weight[start:stop], bias)).float()
+            weight = self.weight[start:stop]
+            if buffer is not None and stop - start == size:
+                logits = torch.mm(hidden, weight.t(), out=buffer)
+            else:
+                logits = F.linear(hidden, weight, None if self.bias is None else self.bias[start:stop])
+            yield start, self._finish(logits).float()
 
 
 def output_layer(model: LoadedModel) -> tuple[Any, OutputLayer]:

@@ -10,7 +10,9 @@ is three passes over its input (`_rms_norm`), the residual adds are folded into 
 matrix products, in place (`addmm_`: the residual stream is this function's own), the
 SiLU and the gate product work in place, rotary positions are applied to the queries and
 keys together in one product and two fused multiply-adds, written into one buffer that
-already holds the attention pieces' padding rows, and attention runs in pieces of
+already holds the attention pieces' padding rows, the normed states and the projections
+go to buffers kept for the call (not new tensors, which at these sizes are fresh pages
+from the system each time), and attention runs in pieces of
 `PIECE_ROWS` queries, each over its own keys (`attention_pieces`), as one 4D call to
 SDPA, which then runs its CPU flash kernel (a 3D call with grouped keys takes its math
 path). The numbers are those of transformers' forward to float32 rounding
@@ -147,11 +149,17 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     # pieces' padding rows at its end: zeros, written once, so no layer pads its queries
     rotated_rows = torch.zeros((count * length, n_heads + n_kv, head_dim), dtype=x.dtype)
     rotated = rotated_rows[:n]
-    for layer, (w_qkv, w_gate_up) in zip(base.layers, _fused(base), strict=True):
+    fused = _fused(base)
+    # every layer's normed states and projections go to buffers of this call, not to new
+    # tensors: new ones of these sizes are fresh pages from the system each time
+    h_rows = torch.empty_like(x)
+    qkv_rows = torch.empty((n, fused[0][0].shape[0]), dtype=x.dtype)
+    gate_up_rows = torch.empty((n, fused[0][1].shape[0]), dtype=x.dtype)
+    for layer, (w_qkv, w_gate_up) in zip(base.layers, fused, strict=True):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
-        h = _rms_norm(x, norm)
-        qkv = F.linear(h, w_qkv)  # [n, q + 2 kv]
+        h = _rms_norm(x, norm, h_rows)
+        qkv = torch.mm(h, w_qkv.t(), out=qkv_rows)  # [n, q + 2 kv]
         qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
         torch.mul(qk, cos, out=rotated)
         rotated[..., :half].addcmul_(qk[..., half:], sin1, value=-1)
@@ -170,8 +178,8 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
         out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         x.addmm_(out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
-        h = _rms_norm(x, norm)
-        gate_up = F.linear(h, w_gate_up)
+        h = _rms_norm(x, norm, h_rows)
+        gate_up = torch.mm(h, w_gate_up.t(), out=gate_up_rows)
         inter = gate_up.shape[-1] // 2
         gate = F.silu(gate_up[:, :inter], inplace=True)
         gate.mul_(gate_up[:, inter:])
@@ -180,10 +188,10 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     return _rms_norm(x, norm)
 
 
-def _rms_norm(x: torch.Tensor, norm) -> torch.Tensor:
+def _rms_norm(x: torch.Tensor, norm, out: torch.Tensor | None = None) -> torch.Tensor:
     """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
     over x: one reduction (the Euclidean norm of each row) and two products. torch's own
     `rms_norm` decomposes into six on this build (pow, mean, add, rsqrt, mul, mul)."""
     scale = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
     scale = scale.square_().div_(x.shape[-1]).add_(norm.variance_epsilon).rsqrt_()
-    return torch.mul(x, scale).mul_(norm.weight)
+    return torch.mul(x, scale, out=out).mul_(norm.weight)
