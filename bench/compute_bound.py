@@ -81,7 +81,6 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
         return min(times)
 
     with torch.inference_mode():
-        x = torch.randn(rows, body[0].shape[1])
         inputs = {w.shape[1]: torch.randn(rows, w.shape[1]) for w in body}
         x = torch.randn(max(1, head_rows), head.shape[1])
 

@@ -3,7 +3,8 @@ processes on a real Redis broker, a pool process killed with SIGKILL mid-job, an
 delivered twice.
 
 The worker sees the test's database: the pytest-django test database (these tests
-commit, transaction=True), which on SQLite is a file (tests/conftest.py). A short heartbeat and stale window (environment) make them take seconds.
+commit, transaction=True), which on SQLite is a file (tests/conftest.py). A short
+heartbeat and stale window (environment) make them take seconds.
 """
 
 from __future__ import annotations

@@ -165,7 +165,8 @@ class OutputLayer:
             yield 0, self(hidden).float()
             return
         vocabulary = self.weight.shape[0]
-        buffer = hidden.new_empty((hidden.shape[0], size)) if self.bias is None else None
+        full_blocks = self.bias is None and vocabulary >= size
+        buffer = hidden.new_empty((hidden.shape[0], size)) if full_blocks else None
         for start in range(0, vocabulary, size):
             stop = min(start + size, vocabulary)
             weight = self.weight[start:stop]
