@@ -385,7 +385,7 @@ class ClozeModel:
         """
         import torch
 
-        from evaluation.lm.scorers.causal import model_output_layer, packed_hidden, score_pairs
+        from evaluation.lm.scorers.causal import model_output_layer, new_pairs, packed_hidden, score_pairs
         from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
         base, head = model_output_layer(self.model)
@@ -395,7 +395,8 @@ class ClozeModel:
             tree = PrefixTree(lefts)
             chunks = plan_chunks(tree, len(lefts), CLOZE_CHUNK_TOKENS)
             for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
-                hidden, row_of = packed_hidden(base, tree, chunk)
+                ends = list(dict.fromkeys(tree.terminal[g] for g in members))
+                hidden, row_of = packed_hidden(base, tree, chunk, wanted=ends)
                 rows = torch.tensor([row_of[tree.terminal[g]] for g in members])
                 logps = torch.log_softmax(head(hidden[rows]).float(), dim=-1)
                 for g, logp in zip(members, logps, strict=True):
@@ -407,13 +408,18 @@ class ClozeModel:
             chunks = plan_chunks(tree, len(seqs), CLOZE_CHUNK_TOKENS)
             done: dict[tuple[int, int], tuple[float, bool]] = {}
             for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
-                hidden, row_of = packed_hidden(base, tree, chunk)
-                pairs = (
-                    (tree.path[s][j], seqs[s][j + 1])
-                    for s in members
-                    for j in range(len(lefts[owner[s]]), len(seqs[s]) - 1)
+                pairs = new_pairs(
+                    (
+                        (tree.path[s][j], seqs[s][j + 1])
+                        for s in members
+                        for j in range(len(lefts[owner[s]]), len(seqs[s]) - 1)
+                    ),
+                    done,
                 )
-                score_pairs(head, hidden, row_of, pairs, done)
+                if pairs:
+                    nodes = list(dict.fromkeys(node for node, _ in pairs))
+                    hidden, row_of = packed_hidden(base, tree, chunk, wanted=nodes)
+                    score_pairs(head, hidden, row_of, pairs, done)
         raw: list[list[float]] = [[] for _ in gaps]
         for s, seq in enumerate(seqs):
             g = owner[s]

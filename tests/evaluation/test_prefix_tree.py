@@ -142,6 +142,27 @@ def test_attention_in_pieces_gives_the_same_numbers(
         assert ga == gb, req
 
 
+@pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
+def test_packed_hidden_at_wanted_nodes_equals_those_rows_of_the_whole(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    """Asked for some nodes (in any order, one twice), the packed forward gives exactly
+    their rows of the whole chunk's states: the lean forward runs its last layer's output
+    projection and MLP at those rows alone, transformers' forward (tiny_gpt2) indexes."""
+    model = request.getfixturevalue(fixture)
+    base, _ = causal.output_layer(model)
+    inputs = [tuple(a + b) for a, b in (encode_pair(model, c, x) for c, x in REQUESTS)]
+    tree = PrefixTree(inputs)
+    chunk = plan_chunks(tree, 64, 10_000)[0]
+    wanted = [chunk[-1], chunk[3], chunk[0], chunk[7], chunk[3]]
+    with torch.inference_mode():
+        whole, row_of = causal.packed_hidden(base, tree, chunk)
+        some, some_row_of = causal.packed_hidden(base, tree, chunk, wanted=wanted)
+    assert some.shape == (len(wanted), whole.shape[1])
+    for node in wanted:
+        assert torch.allclose(some[some_row_of[node]], whole[row_of[node]], atol=1e-6), node
+
+
 @pytest.mark.parametrize("rows", [1, 3, 4, 7, 100])
 def test_attention_pieces_see_exactly_the_ancestors(tiny_causal, rows: int) -> None:
     """Piece by piece, query i sees key j exactly when j is i's ancestor or i itself, and

@@ -200,10 +200,12 @@ def _score_rows(
 
     HEAD_CHUNK_ROWS rows at a time, and over the vocabulary in blocks of HEAD_VOCAB_BLOCK
     (`OutputLayer.blocks`), each block worked in the cache: the target's logit taken from
-    its block, the block's maximum and its first index, then exp(logit - running maximum)
-    summed in place; the running sums are rescaled when the maximum grows (the streaming
-    log-sum-exp). The head's weights are read once per HEAD_CHUNK_ROWS rows. A row is
-    greedy when its target is the first maximum (the argmax), as `argmax` decides ties."""
+    its block, the block's maximum, then exp(logit - running maximum) summed in place; the
+    running sums are rescaled when the maximum grows (the streaming log-sum-exp). The
+    head's weights are read once per HEAD_CHUNK_ROWS rows. A row is greedy when its target
+    is the first maximum (the argmax), as `argmax` decides ties: its logit is the final
+    maximum, every block before its own has a smaller one, and in its own block it is the
+    argmax (looked for only in the rows where the target is the block's maximum)."""
     logprobs = torch.empty(len(targets), dtype=torch.float64)
     greedy = torch.empty(len(targets), dtype=torch.bool)
     for start in range(0, len(targets), HEAD_CHUNK_ROWS):
@@ -213,21 +215,31 @@ def _score_rows(
         rows = torch.arange(n)
         target_logit = torch.empty(n)
         top = torch.full((n,), float("-inf"))
-        first = torch.zeros(n, dtype=torch.long)
         total = torch.zeros(n)
+        # the largest logit before the target's block, and whether the target is the first
+        # maximum of its own block: with the final maximum, whether it is the first overall
+        top_before = torch.empty(n)
+        first_in_block = torch.zeros(n, dtype=torch.bool)
         for v0, logits in head.blocks(h, HEAD_VOCAB_BLOCK):
+            block_top = logits.amax(dim=1)
             inside = (t >= v0) & (t < v0 + logits.shape[1])
             if bool(inside.any()):
-                target_logit[inside] = logits[rows[inside], t[inside] - v0]
-            block_top, block_first = logits.max(dim=1)
-            grows = block_top > top
+                r, column = rows[inside], t[inside] - v0
+                value = logits[r, column]
+                target_logit[inside] = value
+                top_before[inside] = top[inside]
+                # argmax (its first index) only where the target is the block's maximum
+                tops = value == block_top[r]
+                first = torch.zeros_like(tops)
+                if bool(tops.any()):
+                    first[tops] = logits[r[tops]].argmax(dim=1) == column[tops]
+                first_in_block[inside] = first
             new_top = torch.maximum(top, block_top)
             block_sum = logits.sub_(new_top.unsqueeze(1)).exp_().sum(dim=1)
             total = total.mul_(torch.exp(top - new_top)).add_(block_sum)
-            first = torch.where(grows, block_first + v0, first)
             top = new_top
         logprobs[start : start + n] = (target_logit - (top + total.log())).double()
-        greedy[start : start + n] = first == t
+        greedy[start : start + n] = (target_logit == top) & (top_before < target_logit) & first_in_block
     return logprobs, greedy
 
 
@@ -469,25 +481,37 @@ def _run_chunk_packed(
 ) -> None:
     """One packed forward call over the chunk (`packed_hidden`), then the output layer at
     the (node, next token) pairs that the chunk's sequences score and no earlier chunk did."""
-    hidden, row_of = packed_hidden(base, tree, chunk)
     pairs = (
         (tree.path[k][j], seqs[k][j + 1]) for k in members for j in range(need_from[k], len(tree.path[k]))
     )
-    score_pairs(head, hidden, row_of, pairs, done_rows)
+    keys = new_pairs(pairs, done_rows)
+    if keys:
+        hidden, row_of = packed_hidden(
+            base, tree, chunk, wanted=list(dict.fromkeys(node for node, _ in keys))
+        )
+        score_pairs(head, hidden, row_of, keys, done_rows)
 
 
-def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tensor, dict[int, int]]:
-    """The last hidden states [n, H] of one forward call over one row holding the chunk's
-    prefix-tree nodes in depth-first order, without padding, and each node's row. The
-    mask lets a node see its ancestors and itself only, and its position is its depth, so
-    each node's state is the one it has in its sequences alone."""
+def packed_hidden(
+    base, tree: PrefixTree, chunk: list[int], wanted: Sequence[int] | None = None
+) -> tuple[torch.Tensor, dict[int, int]]:
+    """The last hidden states of one forward call over one row holding the chunk's
+    prefix-tree nodes in depth-first order, without padding, and each node's row in them:
+    [n, H] for every node of the chunk, or with ``wanted`` (nodes of the chunk) for those
+    nodes only, in that order (the lean forward then runs the last layer's output
+    projection and MLP at them alone). The mask lets a node see its ancestors and itself
+    only, and its position is its depth, so each node's state is the one it has in its
+    sequences alone."""
     n = len(chunk)
     row_of = {node: i for i, node in enumerate(chunk)}
     end = torch.tensor(ancestor_intervals(tree, chunk))
     tokens = torch.tensor([tree.token[node] for node in chunk])
     positions = torch.tensor([tree.depth[node] for node in chunk])
+    rows = None if wanted is None else torch.tensor([row_of[node] for node in wanted], dtype=torch.long)
+    if wanted is not None:
+        row_of = {node: i for i, node in enumerate(wanted)}
     if fast_llama.supports(base):
-        return fast_llama.hidden_states(base, tokens, positions, end), row_of
+        return fast_llama.hidden_states(base, tokens, positions, end, rows), row_of
     index = torch.arange(n)
     allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
     dtype = next(base.parameters()).dtype
@@ -496,7 +520,20 @@ def packed_hidden(base, tree: PrefixTree, chunk: list[int]) -> tuple[torch.Tenso
     hidden = base(
         input_ids=tokens[None], attention_mask=mask, position_ids=positions[None], use_cache=False
     ).last_hidden_state[0]
-    return hidden, row_of
+    return (hidden if rows is None else hidden[rows]), row_of
+
+
+def new_pairs(
+    pairs: Iterable[tuple[int, int]], done_rows: dict[tuple[int, int], tuple[float, bool]]
+) -> list[tuple[int, int]]:
+    """The (node, next token) pairs not in ``done_rows`` yet, each once, in order."""
+    keys: list[tuple[int, int]] = []
+    wanted: set[tuple[int, int]] = set()
+    for key in pairs:
+        if key not in done_rows and key not in wanted:
+            wanted.add(key)
+            keys.append(key)
+    return keys
 
 
 def score_pairs(
@@ -508,12 +545,7 @@ def score_pairs(
 ) -> None:
     """(log-probability, is-greedy) of each (node, next token) pair not in ``done_rows``
     yet, into it: the output layer runs once a pair, at the node's row of ``hidden``."""
-    keys: list[tuple[int, int]] = []
-    wanted: set[tuple[int, int]] = set()
-    for key in pairs:
-        if key not in done_rows and key not in wanted:
-            wanted.add(key)
-            keys.append(key)
+    keys = new_pairs(pairs, done_rows)
     if not keys:
         return
     rows = torch.tensor([row_of[node] for node, _ in keys])

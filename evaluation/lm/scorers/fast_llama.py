@@ -123,10 +123,14 @@ def additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(mask.shape, dtype=dtype).masked_fill_(~mask, float("-inf"))
 
 
-def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
+def hidden_states(
+    base, tokens: torch.Tensor, positions: torch.Tensor, end: torch.Tensor, rows: torch.Tensor | None = None
+) -> torch.Tensor:
     """Last hidden states [n, hidden] of one packed row: ``tokens`` and ``positions`` [n],
     ``end`` [n] the ancestor intervals of `attention_pieces` (node j is visible to node i
-    exactly when ``j <= i < end[j]``)."""
+    exactly when ``j <= i < end[j]``). With ``rows`` (indices into the row), only those
+    rows' states, in that order: the last layer then runs its output projection and MLP
+    at those rows alone (the other rows' keys and values are all the layer needs of them)."""
     config = base.config
     n_heads = config.num_attention_heads
     n_kv = config.num_key_value_heads
@@ -155,7 +159,8 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
     h_rows = torch.empty_like(x)
     qkv_rows = torch.empty((n, fused[0][0].shape[0]), dtype=x.dtype)
     gate_up_rows = torch.empty((n, fused[0][1].shape[0]), dtype=x.dtype)
-    for layer, (w_qkv, w_gate_up) in zip(base.layers, fused, strict=True):
+    last = len(base.layers) - 1
+    for i, (layer, (w_qkv, w_gate_up)) in enumerate(zip(base.layers, fused, strict=True)):
         attn, mlp = layer.self_attn, layer.mlp
         norm = layer.input_layernorm
         h = _rms_norm(x, norm, h_rows)
@@ -176,6 +181,10 @@ def hidden_states(base, tokens: torch.Tensor, positions: torch.Tensor, end: torc
             q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
         )  # [P, heads, L, d]
         out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
+        if rows is not None and i == last:
+            # the rest of the last layer works only at the rows asked for
+            x, out = x.index_select(0, rows), out.index_select(0, rows)
+            h_rows, gate_up_rows = h_rows[: len(rows)], gate_up_rows[: len(rows)]
         x.addmm_(out, attn.o_proj.weight.t())
         norm = layer.post_attention_layernorm
         h = _rms_norm(x, norm, h_rows)
