@@ -77,7 +77,7 @@ def _rebind(modules, whole: torch.Tensor) -> None:
 
 
 #: Queries per attention piece (`attention_pieces`).
-PIECE_ROWS = 64
+PIECE_ROWS = 32
 
 
 def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, torch.Tensor]:
