@@ -159,22 +159,24 @@ def hidden_states(
     h_rows = torch.empty_like(x)
     qkv_rows = torch.empty((n, fused[0][0].shape[0]), dtype=x.dtype)
     gate_up_rows = torch.empty((n, fused[0][1].shape[0]), dtype=x.dtype)
+    inter = gate_up_rows.shape[1] // 2
+    # views of those buffers, the same for every layer
+    qk = qkv_rows[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
+    qk_low, qk_high = qk[..., :half], qk[..., half:]
+    rotated_low, rotated_high = rotated[..., :half], rotated[..., half:]
+    q = rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
+    k_rows, v_rows = rotated[:, n_heads:], qkv_rows[:, q_size + kv_size :].view(n, n_kv, head_dim)
+    gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
     last = len(base.layers) - 1
     for i, (layer, (w_qkv, w_gate_up)) in enumerate(zip(base.layers, fused, strict=True)):
         attn, mlp = layer.self_attn, layer.mlp
-        norm = layer.input_layernorm
-        h = _rms_norm(x, norm, h_rows)
-        qkv = torch.mm(h, w_qkv.t(), out=qkv_rows)  # [n, q + 2 kv]
-        qk = qkv[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
+        h = _rms_norm(x, layer.input_layernorm, h_rows)
+        torch.mm(h, w_qkv.t(), out=qkv_rows)  # [n, q + 2 kv]
         torch.mul(qk, cos, out=rotated)
-        rotated[..., :half].addcmul_(qk[..., half:], sin1, value=-1)
-        rotated[..., half:].addcmul_(qk[..., :half], sin2)
-        q = (
-            rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)
-        )  # [P, heads, L, d]
-        k = rotated[:, n_heads:].index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
-        v = qkv[:, q_size + kv_size :].view(n, n_kv, head_dim)
-        v = v.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        rotated_low.addcmul_(qk_high, sin1, value=-1)
+        rotated_high.addcmul_(qk_low, sin2)
+        k = k_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+        v = v_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
         # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
         # its math path: docs/scoring.md, "Profile")
         out = F.scaled_dot_product_attention(
@@ -185,13 +187,11 @@ def hidden_states(
             # the rest of the last layer works only at the rows asked for
             x, out = x.index_select(0, rows), out.index_select(0, rows)
             h_rows, gate_up_rows = h_rows[: len(rows)], gate_up_rows[: len(rows)]
+            gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
         x.addmm_(out, attn.o_proj.weight.t())
-        norm = layer.post_attention_layernorm
-        h = _rms_norm(x, norm, h_rows)
-        gate_up = torch.mm(h, w_gate_up.t(), out=gate_up_rows)
-        inter = gate_up.shape[-1] // 2
-        gate = F.silu(gate_up[:, :inter], inplace=True)
-        gate.mul_(gate_up[:, inter:])
+        h = _rms_norm(x, layer.post_attention_layernorm, h_rows)
+        torch.mm(h, w_gate_up.t(), out=gate_up_rows)
+        F.silu(gate, inplace=True).mul_(up)
         x.addmm_(gate, mlp.down_proj.weight.t())
     norm = base.norm
     return _rms_norm(x, norm)
