@@ -18,9 +18,11 @@ the model's FLOPs a token (its linear layers) and a scored row (its output layer
 this machine's fp32 matrix-product rate with the model's own weights (the best of the row
 counts Winnow's forward calls have on average and of the largest call it may make,
 CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer, whole or in vocabulary blocks); the bound is the time those matrix products take at that
-rate, and each tool's time is printed as a multiple of it. The rates are measured again
-before each repetition and the best of the run counts for both methods, as the fastest
-run does (on a shared machine both vary). The load average is printed with the figures.
+rate, and each tool's time is printed as a multiple of it. A repetition runs partial and
+then full scoring, each tool in turn, so both methods sample the same stretches of time;
+the rates are measured again before each repetition and the best of the run counts for
+both methods, as the fastest run does (on a shared machine both vary). The load average
+is printed with the figures.
 """
 
 from __future__ import annotations
@@ -171,20 +173,24 @@ def main() -> int:
     totals = [0.0, 0.0]
     float32_scores: dict[str, dict[str, list[float]]] = {}
     rows_out: dict[str, tuple[dict[str, tuple[float, float]], dict[str, list[float]]]] = {}
-    for method, reqs in request_sets.items():
-        best: dict[str, tuple[float, float]] = {}
-        results: dict[str, list[float]] = {}
-        for repetition in range(max(1, args.repeat)):
-            if repetition:
-                measured.append(measure_rates(method))
+    bests: dict[str, dict[str, tuple[float, float]]] = {method: {} for method in request_sets}
+    results_of: dict[str, dict[str, list[float]]] = {method: {} for method in request_sets}
+    # each repetition runs both methods (each tool in turn), so that partial and full
+    # scoring sample the same stretches of a shared machine's time
+    for repetition in range(max(1, args.repeat)):
+        if repetition:
+            measured.extend(measure_rates(method) for method in request_sets)
+        for method, reqs in request_sets.items():
+            best, results = bests[method], results_of[method]
             for tool, fn in (("winnow", run_winnow), ("lm-eval", run_hflm)):
                 wall, cpu = time.perf_counter(), time.process_time()
                 results[tool] = fn(reqs)
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
                 old = best.get(tool)
                 best[tool] = (min(wall, old[0]), min(cpu, old[1])) if old else (wall, cpu)
-        float32_scores[method] = results
-        rows_out[method] = (best, results)
+    for method in request_sets:
+        float32_scores[method] = results_of[method]
+        rows_out[method] = (bests[method], results_of[method])
     body_rate = max(m[0] for m in measured)
     head_rate = max(m[1] for m in measured)
     for method in request_sets:
