@@ -19,22 +19,26 @@ from dataclasses import dataclass
 class Work:
     tokens: int  # tokens of all requests, start token included (what padding-free one-by-one runs)
     nodes: int  # distinct prefixes: positions a prefix tree runs
-    rows: int  # distinct (node, next token) pairs scored: output-layer rows
+    rows: int  # distinct nodes whose next-token distribution is needed: output-layer rows
+    pairs: int = 0  # distinct (node, next token) pairs scored (a node may have several)
 
 
 def count_work(loaded, requests: Sequence[tuple[str, str]]) -> Work:
-    """Tokens, prefix-tree nodes and scored rows of (context, continuation) requests."""
+    """Tokens, prefix-tree nodes, output-layer rows (the nodes whose next-token
+    distribution a request needs) and scored (node, next token) pairs of (context,
+    continuation) requests."""
     from evaluation.lm.scorers.causal import encode_pair
     from evaluation.lm.scorers.prefix_tree import PrefixTree
 
     encoded = [encode_pair(loaded, c, x) for c, x in requests]
     seqs = [ctx + cont for ctx, cont in encoded]
     tree = PrefixTree([s[:-1] for s in seqs])
-    rows = set()
+    pairs = set()
     for (ctx, _), seq, path in zip(encoded, seqs, tree.path, strict=True):
         for j in range(len(ctx) - 1, len(seq) - 1):
-            rows.add((path[j], seq[j + 1]))
-    return Work(tokens=sum(len(s) for s in seqs), nodes=len(tree), rows=len(rows))
+            pairs.add((path[j], seq[j + 1]))
+    rows = {node for node, _ in pairs}
+    return Work(tokens=sum(len(s) for s in seqs), nodes=len(tree), rows=len(rows), pairs=len(pairs))
 
 
 def linear_weights(hf_model):

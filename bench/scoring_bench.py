@@ -13,11 +13,13 @@ log-likelihoods: the model loaded again in float64 and scored by Winnow's forwar
 lm-eval given that float64 model too.
 
 It also prints the compute bound (bench/compute_bound.py), measured in the same run: the
-requests' tokens, their distinct prefix-tree nodes and scored (node, next token) rows,
-the model's FLOPs a token (its linear layers) and a scored row (its output layer), and
-this machine's fp32 matrix-product rate with the model's own weights (the best of the row
-counts Winnow's forward calls have on average and of the largest call it may make,
-CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer, whole or in vocabulary blocks); the bound is the time those matrix products take at that
+requests' tokens, their distinct prefix-tree nodes, the scored (node, next token) pairs
+and the output-layer rows they need (the distinct nodes among them: a node with several
+next tokens needs its distribution once), the model's FLOPs a token (its linear layers)
+and an output-layer row, and this machine's fp32 matrix-product rate with the model's own
+weights (the best of the row counts Winnow's forward calls have on average and of the
+largest call it may make, CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer,
+whole or in vocabulary blocks); the bound is the time those matrix products take at that
 rate, and each tool's time is printed as a multiple of it. A repetition runs partial and
 then full scoring, each tool in turn, so both methods sample the same stretches of time;
 the rates are measured again before each repetition and the best of the run counts for
@@ -115,12 +117,12 @@ def main() -> int:
     works = {method: count_work(loaded, reqs) for method, reqs in request_sets.items()}
     print(
         f"\nmodel work: {body_flops / 1e9:.3f} GFLOP a token in the linear layers, "
-        f"{head_flops / 1e9:.4f} GFLOP a scored row in the output layer"
+        f"{head_flops / 1e9:.4f} GFLOP an output-layer row"
     )
     for method, work in works.items():
         print(
             f"{method:8} {work.tokens} request tokens, {work.nodes} distinct prefix-tree nodes, "
-            f"{work.rows} scored rows"
+            f"{work.pairs} scored (node, next token) pairs at {work.rows} output-layer rows"
         )
 
     from evaluation.lm.scorers.causal import encode_pair

@@ -240,6 +240,42 @@ def test_vocabulary_blocks_give_log_softmax_and_the_first_argmax(block, softcap,
     assert (logits.argmax(-1) == 40).all()
 
 
+@pytest.mark.parametrize("block", [7, 5000])
+def test_several_targets_of_one_row_share_its_output_layer(block, monkeypatch) -> None:
+    """Targets given with their rows (`owner`, in any order, a row with several targets)
+    get the numbers they get one row each, and the head runs once a row."""
+    from evaluation.lm.scorers import causal
+
+    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", block)
+    monkeypatch.setattr(causal, "HEAD_CHUNK_ROWS", 2)
+    torch.manual_seed(2)
+    linear = torch.nn.Linear(16, 120, bias=False).requires_grad_(False)
+    calls: list[int] = []
+    head = causal.OutputLayer(linear, None, None)
+    original = head.blocks
+
+    def counting(hidden, size):
+        calls.append(len(hidden))
+        yield from original(hidden, size)
+
+    head.blocks = counting  # type: ignore[method-assign]
+    hidden = torch.randn(5, 16)
+    owner = torch.tensor([3, 0, 3, 1, 4, 0, 2, 3, 4])
+    targets = torch.tensor([5, 7, 119, 0, 64, 7, 33, 6, 65])
+    logprobs, greedy = causal._score_rows(head, hidden, targets, owner)
+    assert sum(calls) == 5  # each of the 5 rows once
+    logits = linear(hidden).double()
+    expected = torch.log_softmax(logits, -1)[owner, targets]
+    assert torch.allclose(logprobs, expected, atol=1e-5)
+    assert greedy.tolist() == (logits.argmax(-1)[owner] == targets).tolist()
+    one_each, greedy_each = causal._score_rows(causal.OutputLayer(linear, None, None), hidden[owner], targets)
+    assert torch.equal(logprobs, one_each) and torch.equal(greedy, greedy_each)
+    # a target that is its row's argmax is greedy
+    best = logits.argmax(-1)
+    _, g = causal._score_rows(head, hidden, best[[4, 1]], torch.tensor([4, 1]))
+    assert g.tolist() == [True, True]
+
+
 class _NotLinear(torch.nn.Module):
     def __init__(self, linear: torch.nn.Linear) -> None:
         super().__init__()

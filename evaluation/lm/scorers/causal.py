@@ -194,40 +194,51 @@ def model_output_layer(hf: Any) -> tuple[Any, OutputLayer]:
 
 
 def _score_rows(
-    head: OutputLayer, hidden: torch.Tensor, targets: torch.Tensor
+    head: OutputLayer, hidden: torch.Tensor, targets: torch.Tensor, owner: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """log P(target) and is-argmax for each row of hidden states.
+    """log P(target) and is-argmax of each target, at its row of hidden states: row
+    ``owner[i]`` for target i (default: row i). A row with several targets (a prefix-tree
+    node with several next tokens) goes through the output layer once.
 
     HEAD_CHUNK_ROWS rows at a time, and over the vocabulary in blocks of HEAD_VOCAB_BLOCK
-    (`OutputLayer.blocks`), each block worked in the cache: the target's logit taken from
-    its block, the block's maximum, then exp(logit - running maximum) summed in place; the
-    running sums are rescaled when the maximum grows (the streaming log-sum-exp). The
-    head's weights are read once per HEAD_CHUNK_ROWS rows. A row is greedy when its target
-    is the first maximum (the argmax), as `argmax` decides ties: its logit is the final
+    (`OutputLayer.blocks`), each block worked in the cache: the targets' logits taken from
+    their blocks, the block's maximum, then exp(logit - running maximum) summed in place;
+    the running sums are rescaled when the maximum grows (the streaming log-sum-exp). The
+    head's weights are read once per HEAD_CHUNK_ROWS rows. A target is greedy when it is
+    the first maximum (the argmax), as `argmax` decides ties: its logit is the final
     maximum, every block before its own has a smaller one, and in its own block it is the
-    argmax (looked for only in the rows where the target is the block's maximum)."""
-    logprobs = torch.empty(len(targets), dtype=torch.float64)
-    greedy = torch.empty(len(targets), dtype=torch.bool)
-    for start in range(0, len(targets), HEAD_CHUNK_ROWS):
+    argmax (looked for only where the target is the block's maximum)."""
+    count = len(targets)
+    if owner is None:
+        owner = torch.arange(count)
+    # the targets in row order, so that each chunk of rows has a contiguous run of them
+    order = torch.argsort(owner, stable=True)
+    sorted_owner, sorted_targets = owner[order], targets[order]
+    chunk_starts = torch.arange(0, len(hidden) + HEAD_CHUNK_ROWS, HEAD_CHUNK_ROWS)
+    cuts = torch.searchsorted(sorted_owner, chunk_starts).tolist()
+    logprobs = torch.empty(count, dtype=torch.float64)
+    greedy = torch.empty(count, dtype=torch.bool)
+    for c, start in enumerate(range(0, len(hidden), HEAD_CHUNK_ROWS)):
         h = hidden[start : start + HEAD_CHUNK_ROWS]
-        t = targets[start : start + HEAD_CHUNK_ROWS]
-        n = len(t)
-        rows = torch.arange(n)
-        target_logit = torch.empty(n)
+        n = len(h)
+        first_target, end_target = cuts[c], cuts[c + 1]
+        t = sorted_targets[first_target:end_target]
+        row = sorted_owner[first_target:end_target] - start  # each target's row in the chunk
+        target_logit = torch.empty(len(t))
         top = torch.full((n,), float("-inf"))
         total = torch.zeros(n)
-        # the largest logit before the target's block, and whether the target is the first
-        # maximum of its own block: with the final maximum, whether it is the first overall
-        top_before = torch.empty(n)
-        first_in_block = torch.zeros(n, dtype=torch.bool)
+        # each target: the largest logit of its row before the target's block, and whether
+        # the target is the first maximum of its own block
+        top_before = torch.empty(len(t))
+        first_in_block = torch.zeros(len(t), dtype=torch.bool)
         for v0, logits in head.blocks(h, HEAD_VOCAB_BLOCK):
             block_top = logits.amax(dim=1)
             inside = (t >= v0) & (t < v0 + logits.shape[1])
             if bool(inside.any()):
-                r, column = rows[inside], t[inside] - v0
+                r, column = row[inside], t[inside] - v0
                 value = logits[r, column]
                 target_logit[inside] = value
-                top_before[inside] = top[inside]
+                top_before[inside] = top[r]
                 # argmax (its first index) only where the target is the block's maximum
                 tops = value == block_top[r]
                 first = torch.zeros_like(tops)
@@ -238,8 +249,10 @@ def _score_rows(
             block_sum = logits.sub_(new_top.unsqueeze(1)).exp_().sum(dim=1)
             total = total.mul_(torch.exp(top - new_top)).add_(block_sum)
             top = new_top
-        logprobs[start : start + n] = (target_logit - (top + total.log())).double()
-        greedy[start : start + n] = (target_logit == top) & (top_before < target_logit) & first_in_block
+        row_top = top[row]
+        chosen = order[first_target:end_target]
+        logprobs[chosen] = (target_logit - (row_top + total.log()[row])).double()
+        greedy[chosen] = (target_logit == row_top) & (top_before < target_logit) & first_in_block
     return logprobs, greedy
 
 
@@ -544,13 +557,14 @@ def score_pairs(
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
     """(log-probability, is-greedy) of each (node, next token) pair not in ``done_rows``
-    yet, into it: the output layer runs once a pair, at the node's row of ``hidden``."""
+    yet, into it: the output layer runs once a node, at its row of ``hidden``."""
     keys = new_pairs(pairs, done_rows)
     if not keys:
         return
-    rows = torch.tensor([row_of[node] for node, _ in keys])
+    rows, owner = torch.unique(torch.tensor([row_of[node] for node, _ in keys]), return_inverse=True)
     targets = torch.tensor([t for _, t in keys], dtype=torch.long)
-    logprobs, greedy = _score_rows(head, hidden[rows], targets)
+    # a node with several next tokens goes through the output layer once
+    logprobs, greedy = _score_rows(head, hidden if len(rows) == len(hidden) else hidden[rows], targets, owner)
     for key, lp, g in zip(keys, logprobs.tolist(), greedy.tolist(), strict=True):
         done_rows[key] = (lp, g)
 
