@@ -27,10 +27,10 @@ def count_work(loaded, requests: Sequence[tuple[str, str]]) -> Work:
     """Tokens, prefix-tree nodes, output-layer rows (the nodes whose next-token
     distribution a request needs) and scored (node, next token) pairs of (context,
     continuation) requests."""
-    from evaluation.lm.scorers.causal import encode_pair
+    from evaluation.lm.scorers.causal import encode_pairs
     from evaluation.lm.scorers.prefix_tree import PrefixTree
 
-    encoded = [encode_pair(loaded, c, x) for c, x in requests]
+    encoded = encode_pairs(loaded, requests)
     seqs = [ctx + cont for ctx, cont in encoded]
     tree = PrefixTree([s[:-1] for s in seqs])
     pairs = set()

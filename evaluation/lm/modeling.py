@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +60,13 @@ class LoadedModel:
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` without any special tokens."""
         return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
+        """`encode` of each text, in one call of the tokenizer (a fast tokenizer encodes a
+        batch in parallel, without a Python round trip a text)."""
+        if not texts:
+            return []
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
 
 #: What a model worker imports when it starts (`import_model_libraries`): torch, the

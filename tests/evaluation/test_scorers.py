@@ -17,7 +17,7 @@ from evaluation.lm.scorers import (
     score_texts,
     score_wsc,
 )
-from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
+from evaluation.lm.scorers.causal import encode_pair, encode_pairs, loglikelihood, loglikelihood_tokens
 from evaluation.lm.scorers.masked import pseudo_log_likelihood, pseudo_log_likelihood_spans
 from evaluation.lm.scorers.wsc import substitute
 
@@ -300,6 +300,25 @@ def test_a_head_that_is_not_a_linear_layer_is_scored_whole(monkeypatch) -> None:
     expected = torch.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
     assert torch.allclose(logprobs, expected, atol=1e-5)
     assert greedy.tolist() == (logits.argmax(-1) == targets).tolist()
+
+
+@pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
+def test_requests_tokenized_in_one_batch_get_the_tokens_of_one_at_a_time(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(fixture)
+    start = model.tokenizer.convert_ids_to_tokens(model.start_token_id)
+    requests = [
+        ("The fish ", "ate"),
+        ("The fish", " ate the worm."),
+        ("", "The fish ate the worm."),
+        ("", start + "The fish"),
+        ("The fish  ", "ate"),
+        ("The fish ", "ate"),
+        ("Joan thanked Susan", ""),
+    ]
+    assert encode_pairs(model, requests) == [encode_pair(model, c, x) for c, x in requests]
+    assert encode_pairs(model, []) == []
 
 
 def test_the_start_token_conditions_every_text(tiny_causal, tiny_gpt2) -> None:

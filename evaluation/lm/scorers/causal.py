@@ -24,7 +24,7 @@ Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,23 +72,48 @@ def _split_by_length(lengths: Sequence[int], call_cost: int) -> list[tuple[int, 
     return runs[::-1]
 
 
-def encode_pair(model: LoadedModel, context: str, continuation: str) -> tuple[list[int], list[int]]:
-    """(context tokens with the start token, continuation tokens), as lm-eval splits them."""
+def _split(context: str, continuation: str) -> tuple[str, str]:
+    """lm-eval's split: the context's trailing spaces move to the continuation."""
+    n_spaces = len(context) - len(context.rstrip())
+    if n_spaces:
+        return context[:-n_spaces], context[-n_spaces:] + continuation
+    return context, continuation
+
+
+def encode_pair(
+    model: LoadedModel, context: str, continuation: str, encode: Callable[[str], list[int]] | None = None
+) -> tuple[list[int], list[int]]:
+    """(context tokens with the start token, continuation tokens), as lm-eval splits them.
+    ``encode``: the tokenizer to use (default ``model.encode``; `encode_pairs` passes its
+    batch's)."""
     if model.start_token_id is None:
         raise ScoringError("this model has no start token; log-likelihoods need a causal LM")
+    encode = encode or model.encode
     start = [model.start_token_id]
     if context == "":
-        cont = model.encode(continuation)
+        cont = encode(continuation)
         if cont and cont[0] == model.start_token_id:  # lm-eval: the text already starts with it
             return cont[:1], cont[1:]
         return start, cont
-    n_spaces = len(context) - len(context.rstrip())
-    if n_spaces:
-        continuation = context[-n_spaces:] + continuation
-        context = context[:-n_spaces]
-    whole = model.encode(context + continuation)
-    ctx = model.encode(context)
+    context, continuation = _split(context, continuation)
+    whole = encode(context + continuation)
+    ctx = encode(context)
     return start + ctx, whole[len(ctx) :]
+
+
+def encode_pairs(
+    model: LoadedModel, requests: Sequence[tuple[str, str]]
+) -> list[tuple[list[int], list[int]]]:
+    """`encode_pair` of each request, every distinct text tokenized in one batch call."""
+    texts: dict[str, None] = {}
+    for context, continuation in requests:
+        if context == "":
+            texts[continuation] = None
+        else:
+            context, continuation = _split(context, continuation)
+            texts[context + continuation] = texts[context] = None
+    tokens = dict(zip(texts, model.encode_many(list(texts)), strict=True))
+    return [encode_pair(model, c, x, tokens.__getitem__) for c, x in requests]
 
 
 @dataclass
@@ -282,8 +307,9 @@ def loglikelihood(
     if model.kind != "causal":
         raise ScoringError("log-likelihoods need a causal language model")
     encoded = []
-    for n, (context, continuation) in enumerate(requests):
-        ctx, cont = encode_pair(model, context, continuation)
+    for n, ((_, continuation), (ctx, cont)) in enumerate(
+        zip(requests, encode_pairs(model, requests), strict=True)
+    ):
         if not cont:
             raise ScoringError(f"request {n}: the continuation {continuation!r} has no tokens")
         if len(ctx) + len(cont) - 1 > model.max_length:
