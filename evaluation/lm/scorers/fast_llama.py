@@ -199,8 +199,23 @@ def hidden_states(
 
 def _rms_norm(x: torch.Tensor, norm, out: torch.Tensor | None = None) -> torch.Tensor:
     """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
-    over x: one reduction (the Euclidean norm of each row) and two products. torch's own
+    over x: one reduction (the Euclidean norm of each row) and two products, and two small
+    operations on the row norms. torch's own
     `rms_norm` decomposes into six on this build (pow, mean, add, rsqrt, mul, mul)."""
-    scale = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
-    scale = scale.square_().div_(x.shape[-1]).add_(norm.variance_epsilon).rsqrt_()
-    return torch.mul(x, scale, out=out).mul_(norm.weight)
+    norm2 = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    # eps + |x|^2 / n in one operation on the [rows, 1] column (each small operation costs
+    # its dispatch, about as much as its arithmetic here)
+    scale = torch.addcmul(_epsilon(norm.variance_epsilon, x.dtype), norm2, norm2, value=1.0 / x.shape[-1])
+    return torch.mul(x, scale.rsqrt_(), out=out).mul_(norm.weight)
+
+
+_EPSILONS: dict[tuple[float, torch.dtype], torch.Tensor] = {}
+
+
+def _epsilon(eps: float, dtype: torch.dtype) -> torch.Tensor:
+    """A 0-d tensor holding ``eps``, made once."""
+    key = (eps, dtype)
+    tensor = _EPSILONS.get(key)
+    if tensor is None:
+        tensor = _EPSILONS[key] = torch.tensor(eps, dtype=dtype)
+    return tensor
