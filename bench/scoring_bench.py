@@ -125,14 +125,11 @@ def main() -> int:
             f"{work.pairs} scored (node, next token) pairs at {work.rows} output-layer rows"
         )
 
-    from evaluation.lm.scorers.causal import encode_pair
+    from evaluation.lm.scorers.causal import encode_pairs
 
     def chunk_rows(method: str) -> tuple[int, int]:
         """The row counts of Winnow's forward calls (the prefix tree's packed chunks)."""
-        inputs = []
-        for c, x in request_sets[method]:
-            ctx, cont = encode_pair(loaded, c, x)
-            inputs.append((ctx + cont)[:-1])
+        inputs = [(ctx + cont)[:-1] for ctx, cont in encode_pairs(loaded, request_sets[method])]
         tree = PrefixTree(list(dict.fromkeys(map(tuple, inputs))))
         chunks = packed_chunks(tree)
         return round(len(tree) / len(chunks)), min(round(works[method].rows / len(chunks)), HEAD_CHUNK_ROWS)
@@ -173,8 +170,6 @@ def main() -> int:
     )
     print(header)
     totals = [0.0, 0.0]
-    float32_scores: dict[str, dict[str, list[float]]] = {}
-    rows_out: dict[str, tuple[dict[str, tuple[float, float]], dict[str, list[float]]]] = {}
     bests: dict[str, dict[str, tuple[float, float]]] = {method: {} for method in request_sets}
     results_of: dict[str, dict[str, list[float]]] = {method: {} for method in request_sets}
     # each repetition runs both methods (each tool in turn), so that partial and full
@@ -190,13 +185,10 @@ def main() -> int:
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
                 old = best.get(tool)
                 best[tool] = (min(wall, old[0]), min(cpu, old[1])) if old else (wall, cpu)
-    for method in request_sets:
-        float32_scores[method] = results_of[method]
-        rows_out[method] = (bests[method], results_of[method])
     body_rate = max(m[0] for m in measured)
     head_rate = max(m[1] for m in measured)
     for method in request_sets:
-        best, results = rows_out[method]
+        best, results = bests[method], results_of[method]
         ours, theirs = results["winnow"], results["lm-eval"]
         (w_ours, c_ours), (w_theirs, c_theirs) = best["winnow"], best["lm-eval"]
         totals[0] += w_ours
@@ -226,7 +218,7 @@ def main() -> int:
         f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {torch.get_num_threads()} threads"
     )
     if not args.no_float64:
-        float64_reference(args, gguf, start_token, request_sets, float32_scores)
+        float64_reference(args, gguf, start_token, request_sets, results_of)
     return 0
 
 

@@ -380,12 +380,12 @@ class ClozeModel:
            tree: each distinct prefix is computed once, without padding, in packed rows
            of at most ``CLOZE_CHUNK_TOKENS`` nodes (``prefix_tree.plan_chunks``); the
            output layer runs once at each (node, next continuation token) pair
-           (``causal.score_pairs``). The left contexts run again there, a few tokens
+           (``causal.score_chunk``). The left contexts run again there, a few tokens
            against the continuations' hundreds.
         """
         import torch
 
-        from evaluation.lm.scorers.causal import model_output_layer, new_pairs, packed_hidden, score_pairs
+        from evaluation.lm.scorers.causal import model_output_layer, packed_hidden, score_chunk
         from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
         base, head = model_output_layer(self.model)
@@ -408,18 +408,12 @@ class ClozeModel:
             chunks = plan_chunks(tree, len(seqs), CLOZE_CHUNK_TOKENS)
             done: dict[tuple[int, int], tuple[float, bool]] = {}
             for chunk, members in zip(chunks, scored_in(tree, chunks), strict=True):
-                pairs = new_pairs(
-                    (
-                        (tree.path[s][j], seqs[s][j + 1])
-                        for s in members
-                        for j in range(len(lefts[owner[s]]), len(seqs[s]) - 1)
-                    ),
-                    done,
+                pairs = (
+                    (tree.path[s][j], seqs[s][j + 1])
+                    for s in members
+                    for j in range(len(lefts[owner[s]]), len(seqs[s]) - 1)
                 )
-                if pairs:
-                    nodes = list(dict.fromkeys(node for node, _ in pairs))
-                    hidden, row_of = packed_hidden(base, tree, chunk, wanted=nodes)
-                    score_pairs(head, hidden, row_of, pairs, done)
+                score_chunk(base, head, tree, chunk, pairs, done)
         raw: list[list[float]] = [[] for _ in gaps]
         for s, seq in enumerate(seqs):
             g = owner[s]

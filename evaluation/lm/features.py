@@ -167,7 +167,7 @@ def _one_pass(
     sequences that each begin with the start token, from one packed forward pass."""
     import torch
 
-    from evaluation.lm.scorers.causal import output_layer, packed_hidden, score_pairs
+    from evaluation.lm.scorers.causal import new_pairs, output_layer, packed_hidden, score_pairs
     from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
     tree = PrefixTree(sequences)
@@ -200,7 +200,7 @@ def _one_pass(
             pairs = (
                 (tree.path[k][j], sequences[k][j + 1]) for k in members for j in range(len(tree.path[k]) - 1)
             )
-            score_pairs(head, hidden, row_of, pairs, done_rows)
+            score_pairs(head, hidden, row_of, new_pairs(pairs, done_rows), done_rows)
             for k in members:
                 path, seq = tree.path[k], sequences[k]
                 logprobs[k] = float(sum(done_rows[(path[j], seq[j + 1])][0] for j in range(len(path) - 1)))

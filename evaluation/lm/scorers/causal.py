@@ -518,11 +518,26 @@ def _run_chunk_packed(
     head,
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
-    """One packed forward call over the chunk (`packed_hidden`), then the output layer at
-    the (node, next token) pairs that the chunk's sequences score and no earlier chunk did."""
+    """The (node, next token) pairs that the chunk's sequences score, into ``done_rows``
+    (`score_chunk`)."""
     pairs = (
         (tree.path[k][j], seqs[k][j + 1]) for k in members for j in range(need_from[k], len(tree.path[k]))
     )
+    score_chunk(base, head, tree, chunk, pairs, done_rows)
+
+
+def score_chunk(
+    base,
+    head,
+    tree: PrefixTree,
+    chunk: list[int],
+    pairs: Iterable[tuple[int, int]],
+    done_rows: dict[tuple[int, int], tuple[float, bool]],
+) -> None:
+    """(log-probability, is-greedy) of each (node, next token) pair of the chunk not in
+    ``done_rows`` yet, into it: one packed forward call over the chunk (`packed_hidden`),
+    asked only for the pairs' nodes, then the output layer once a node. Nothing runs when
+    every pair is done already."""
     keys = new_pairs(pairs, done_rows)
     if keys:
         hidden, row_of = packed_hidden(
@@ -579,12 +594,12 @@ def score_pairs(
     head,
     hidden: torch.Tensor,
     row_of: dict[int, int],
-    pairs: Iterable[tuple[int, int]],
+    keys: list[tuple[int, int]],
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
-    """(log-probability, is-greedy) of each (node, next token) pair not in ``done_rows``
-    yet, into it: the output layer runs once a node, at its row of ``hidden``."""
-    keys = new_pairs(pairs, done_rows)
+    """(log-probability, is-greedy) of each (node, next token) pair of ``keys`` (new and
+    distinct: `new_pairs`), into ``done_rows``: the output layer runs once a node, at its
+    row of ``hidden``."""
     if not keys:
         return
     rows, owner = torch.unique(torch.tensor([row_of[node] for node, _ in keys]), return_inverse=True)
