@@ -83,9 +83,8 @@ def _split(context: str, continuation: str) -> tuple[str, str]:
 def encode_pair(
     model: LoadedModel, context: str, continuation: str, encode: Callable[[str], list[int]] | None = None
 ) -> tuple[list[int], list[int]]:
-    """(context tokens with the start token, continuation tokens), as lm-eval splits them.
-    ``encode``: the tokenizer to use (default ``model.encode``; `encode_pairs` passes its
-    batch's)."""
+    """(context tokens with the start token, continuation tokens), as lm-eval splits them;
+    ``encode`` is the tokenizer (default ``model.encode``; `encode_pairs` passes a batch's)."""
     if model.start_token_id is None:
         raise ScoringError("this model has no start token; log-likelihoods need a causal LM")
     encode = encode or model.encode
@@ -234,8 +233,7 @@ def _score_rows(
     maximum, every block before its own has a smaller one, and in its own block it is the
     argmax (looked for only where the target is the block's maximum)."""
     count = len(targets)
-    if owner is None:
-        owner = torch.arange(count)
+    owner = torch.arange(count) if owner is None else owner
     # the targets in row order, so that each chunk of rows has a contiguous run of them
     order = torch.argsort(owner, stable=True)
     sorted_owner, sorted_targets = owner[order], targets[order]
@@ -518,8 +516,7 @@ def _run_chunk_packed(
     head,
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
-    """The (node, next token) pairs that the chunk's sequences score, into ``done_rows``
-    (`score_chunk`)."""
+    """The (node, next token) pairs the chunk's sequences score, into ``done_rows``."""
     pairs = (
         (tree.path[k][j], seqs[k][j + 1]) for k in members for j in range(need_from[k], len(tree.path[k]))
     )
@@ -535,9 +532,8 @@ def score_chunk(
     done_rows: dict[tuple[int, int], tuple[float, bool]],
 ) -> None:
     """(log-probability, is-greedy) of each (node, next token) pair of the chunk not in
-    ``done_rows`` yet, into it: one packed forward call over the chunk (`packed_hidden`),
-    asked only for the pairs' nodes, then the output layer once a node. Nothing runs when
-    every pair is done already."""
+    ``done_rows`` yet, into it: one packed forward call (`packed_hidden`) asked only for the
+    pairs' nodes, then the output layer once a node; nothing runs if every pair is done."""
     keys = new_pairs(pairs, done_rows)
     if keys:
         hidden, row_of = packed_hidden(
@@ -581,13 +577,7 @@ def new_pairs(
     pairs: Iterable[tuple[int, int]], done_rows: dict[tuple[int, int], tuple[float, bool]]
 ) -> list[tuple[int, int]]:
     """The (node, next token) pairs not in ``done_rows`` yet, each once, in order."""
-    keys: list[tuple[int, int]] = []
-    wanted: set[tuple[int, int]] = set()
-    for key in pairs:
-        if key not in done_rows and key not in wanted:
-            wanted.add(key)
-            keys.append(key)
-    return keys
+    return list(dict.fromkeys(key for key in pairs if key not in done_rows))
 
 
 def score_pairs(
