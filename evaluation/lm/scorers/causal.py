@@ -16,9 +16,8 @@ Where the time goes and what is saved (docs/scoring.md, "Exactness and speed"):
    mask letting a node see its ancestors only and its depth as its position; Llama-type
    models run a lean forward on it (fast_llama.py); models whose attention takes no ready
    mask run padded batches whose parts after a shared prefix use its key/value cache;
-3. the output layer runs only at the (node, next token) pairs that are scored, once
-   each, and the log-softmax is never materialised (max, target logit, exp of the
-   difference summed in place, a few hundred rows at a time); torch.inference_mode.
+3. the output layer runs once at each node whose next token is scored, in vocabulary
+   blocks; the log-softmax is never materialised (`_score_rows`); torch.inference_mode.
 """
 
 from __future__ import annotations
@@ -152,13 +151,11 @@ def _group_by_prefix(inputs: list[tuple[int, ...]], min_shared: int) -> list[_Gr
 
 class OutputLayer:
     """The model's output layer (its head, then any logit scale and soft-capping), to run
-    only at the rows that need it.
-
-    Called on hidden states it returns their logits, the whole vocabulary. `blocks` gives
-    the same logits a slice of the vocabulary at a time, when the head is a plain linear
-    layer (weight rows = vocabulary), so that scoring works each block while it is in the
-    cache: a [rows x vocabulary] buffer (25 MB at 128 rows of SmolLM2) is written to
-    memory and read back four times otherwise."""
+    only at the rows that need it. Called on hidden states it returns their logits, the
+    whole vocabulary. `blocks` gives the same logits a slice of the vocabulary at a time,
+    when the head is a plain linear layer (weight rows = vocabulary), so that scoring works
+    each block while it is in the cache: a [rows x vocabulary] buffer (200 MB at 1,024
+    rows of SmolLM2) is written to memory and read back four times otherwise."""
 
     def __init__(self, head: torch.nn.Module, scale: Any, softcap: Any) -> None:
         self.head = head
@@ -168,6 +165,7 @@ class OutputLayer:
         linear = isinstance(head, torch.nn.Linear) and isinstance(weight, torch.Tensor) and weight.dim() == 2
         self.weight: torch.Tensor | None = weight if linear else None
         self.bias: torch.Tensor | None = getattr(head, "bias", None) if linear else None
+        self._blocks_of, self._blocks = 0, list[tuple[int, torch.Tensor]]()
 
     def _finish(self, logits: torch.Tensor) -> torch.Tensor:
         if self.scale is not None:
@@ -191,13 +189,15 @@ class OutputLayer:
         vocabulary = self.weight.shape[0]
         full_blocks = self.bias is None and vocabulary >= size
         buffer = hidden.new_empty((hidden.shape[0], size)) if full_blocks else None
-        for start in range(0, vocabulary, size):
-            stop = min(start + size, vocabulary)
-            weight = self.weight[start:stop]
-            if buffer is not None and stop - start == size:
-                logits = torch.mm(hidden, weight.t(), out=buffer)
+        if self._blocks_of != size:  # the blocks' transposed weights, made once per size
+            starts = range(0, vocabulary, size)
+            self._blocks_of, self._blocks = size, [(v, self.weight[v : v + size].t()) for v in starts]
+        for start, weight_t in self._blocks:
+            if buffer is not None and weight_t.shape[1] == size:
+                logits = torch.mm(hidden, weight_t, out=buffer)
             else:
-                logits = F.linear(hidden, weight, None if self.bias is None else self.bias[start:stop])
+                bias = None if self.bias is None else self.bias[start : start + size]
+                logits = F.linear(hidden, weight_t.t(), bias)
             yield start, self._finish(logits).float()
 
 

@@ -24,6 +24,8 @@ biases and plain rotary positions; every other model runs transformers' own forw
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 
@@ -47,10 +49,25 @@ def supports(base) -> bool:
     )
 
 
-def _fused(base) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Per layer: (query|key|value weights, gate|up weights), concatenated once. The
-    layers' own weights then become views of the concatenation, so no memory is added
-    and transformers' forward reads the very same numbers."""
+class _Layer(NamedTuple):
+    """One decoder layer's weights as the loop uses them: the concatenated projections and
+    the output and down projections transposed (views), and the two RMS norms."""
+
+    qkv_t: torch.Tensor
+    gate_up_t: torch.Tensor
+    o_t: torch.Tensor
+    down_t: torch.Tensor
+    input_norm: tuple[torch.Tensor, torch.Tensor]  # (weight, epsilon): `_norm`
+    post_attention_norm: tuple[torch.Tensor, torch.Tensor]
+    scaling: float
+
+
+def _fused(base) -> list[_Layer]:
+    """Per layer: (query|key|value weights, gate|up weights) concatenated once, and the
+    views the loop reads. The layers' own weights then become views of the
+    concatenations, so no memory is added and transformers' forward reads the very same
+    numbers. Made once per model: a module attribute lookup or a transposed view costs
+    about as much as a small operation, and the loop would make 9 a layer."""
     fused = getattr(base, FUSED_ATTRIBUTE, None)
     if fused is None:
         fused = []
@@ -62,7 +79,17 @@ def _fused(base) -> list[tuple[torch.Tensor, torch.Tensor]]:
                 _rebind(parts, qkv)
                 gate_up = torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight])
                 _rebind((mlp.gate_proj, mlp.up_proj), gate_up)
-                fused.append((qkv, gate_up))
+                fused.append(
+                    _Layer(
+                        qkv.t(),
+                        gate_up.t(),
+                        attn.o_proj.weight.t(),
+                        mlp.down_proj.weight.t(),
+                        _norm(layer.input_layernorm),
+                        _norm(layer.post_attention_layernorm),
+                        attn.scaling,
+                    )
+                )
         object.__setattr__(base, FUSED_ATTRIBUTE, fused)
     return fused
 
@@ -157,8 +184,8 @@ def hidden_states(
     # every layer's normed states and projections go to buffers of this call, not to new
     # tensors: new ones of these sizes are fresh pages from the system each time
     h_rows = torch.empty_like(x)
-    qkv_rows = torch.empty((n, fused[0][0].shape[0]), dtype=x.dtype)
-    gate_up_rows = torch.empty((n, fused[0][1].shape[0]), dtype=x.dtype)
+    qkv_rows = torch.empty((n, fused[0].qkv_t.shape[1]), dtype=x.dtype)
+    gate_up_rows = torch.empty((n, fused[0].gate_up_t.shape[1]), dtype=x.dtype)
     inter = gate_up_rows.shape[1] // 2
     # views of those buffers, the same for every layer
     qk = qkv_rows[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
@@ -167,11 +194,10 @@ def hidden_states(
     q = rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
     k_rows, v_rows = rotated[:, n_heads:], qkv_rows[:, q_size + kv_size :].view(n, n_kv, head_dim)
     gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
-    last = len(base.layers) - 1
-    for i, (layer, (w_qkv, w_gate_up)) in enumerate(zip(base.layers, fused, strict=True)):
-        attn, mlp = layer.self_attn, layer.mlp
-        h = _rms_norm(x, layer.input_layernorm, h_rows)
-        torch.mm(h, w_qkv.t(), out=qkv_rows)  # [n, q + 2 kv]
+    last = len(fused) - 1
+    for i, layer in enumerate(fused):
+        h = _rms_norm(x, *layer.input_norm, h_rows)
+        torch.mm(h, layer.qkv_t, out=qkv_rows)  # [n, q + 2 kv]
         torch.mul(qk, cos, out=rotated)
         rotated_low.addcmul_(qk_high, sin1, value=-1)
         rotated_high.addcmul_(qk_low, sin2)
@@ -180,7 +206,7 @@ def hidden_states(
         # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
         # its math path: docs/scoring.md, "Profile")
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=n_kv != n_heads
+            q, k, v, attn_mask=mask, scale=layer.scaling, enable_gqa=n_kv != n_heads
         )  # [P, heads, L, d]
         out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         if rows is not None and i == last:
@@ -188,16 +214,23 @@ def hidden_states(
             x, out = x.index_select(0, rows), out.index_select(0, rows)
             h_rows, gate_up_rows = h_rows[: len(rows)], gate_up_rows[: len(rows)]
             gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
-        x.addmm_(out, attn.o_proj.weight.t())
-        h = _rms_norm(x, layer.post_attention_layernorm, h_rows)
-        torch.mm(h, w_gate_up.t(), out=gate_up_rows)
+        x.addmm_(out, layer.o_t)
+        h = _rms_norm(x, *layer.post_attention_norm, h_rows)
+        torch.mm(h, layer.gate_up_t, out=gate_up_rows)
         F.silu(gate, inplace=True).mul_(up)
-        x.addmm_(gate, mlp.down_proj.weight.t())
-    norm = base.norm
-    return _rms_norm(x, norm)
+        x.addmm_(gate, layer.down_t)
+    return _rms_norm(x, *_norm(base.norm))
 
 
-def _rms_norm(x: torch.Tensor, norm, out: torch.Tensor | None = None) -> torch.Tensor:
+def _norm(norm) -> tuple[torch.Tensor, torch.Tensor]:
+    """(weight, epsilon as a 0-d tensor) of a `LlamaRMSNorm`."""
+    weight = norm.weight
+    return weight, _epsilon(norm.variance_epsilon, weight.dtype)
+
+
+def _rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, epsilon: torch.Tensor, out: torch.Tensor | None = None
+) -> torch.Tensor:
     """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
     over x: one reduction (the Euclidean norm of each row) and two products, and two small
     operations on the row norms. torch's own
@@ -205,8 +238,8 @@ def _rms_norm(x: torch.Tensor, norm, out: torch.Tensor | None = None) -> torch.T
     norm2 = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
     # eps + |x|^2 / n in one operation on the [rows, 1] column (each small operation costs
     # its dispatch, about as much as its arithmetic here)
-    scale = torch.addcmul(_epsilon(norm.variance_epsilon, x.dtype), norm2, norm2, value=1.0 / x.shape[-1])
-    return torch.mul(x, scale.rsqrt_(), out=out).mul_(norm.weight)
+    scale = torch.addcmul(epsilon, norm2, norm2, value=1.0 / x.shape[-1])
+    return torch.mul(x, scale.rsqrt_(), out=out).mul_(weight)
 
 
 _EPSILONS: dict[tuple[float, torch.dtype], torch.Tensor] = {}
