@@ -165,7 +165,6 @@ class OutputLayer:
         linear = isinstance(head, torch.nn.Linear) and isinstance(weight, torch.Tensor) and weight.dim() == 2
         self.weight: torch.Tensor | None = weight if linear else None
         self.bias: torch.Tensor | None = getattr(head, "bias", None) if linear else None
-        self._blocks_of, self._blocks = 0, list[tuple[int, torch.Tensor]]()
 
     def _finish(self, logits: torch.Tensor) -> torch.Tensor:
         if self.scale is not None:
@@ -189,15 +188,13 @@ class OutputLayer:
         vocabulary = self.weight.shape[0]
         full_blocks = self.bias is None and vocabulary >= size
         buffer = hidden.new_empty((hidden.shape[0], size)) if full_blocks else None
-        if self._blocks_of != size:  # the blocks' transposed weights, made once per size
-            starts = range(0, vocabulary, size)
-            self._blocks_of, self._blocks = size, [(v, self.weight[v : v + size].t()) for v in starts]
-        for start, weight_t in self._blocks:
-            if buffer is not None and weight_t.shape[1] == size:
-                logits = torch.mm(hidden, weight_t, out=buffer)
+        for start in range(0, vocabulary, size):
+            stop = min(start + size, vocabulary)
+            weight = self.weight[start:stop]
+            if buffer is not None and stop - start == size:
+                logits = torch.mm(hidden, weight.t(), out=buffer)
             else:
-                bias = None if self.bias is None else self.bias[start : start + size]
-                logits = F.linear(hidden, weight_t.t(), bias)
+                logits = F.linear(hidden, weight, None if self.bias is None else self.bias[start:stop])
             yield start, self._finish(logits).float()
 
 

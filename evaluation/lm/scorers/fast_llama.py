@@ -223,9 +223,10 @@ def hidden_states(
 
 
 def _norm(norm) -> tuple[torch.Tensor, torch.Tensor]:
-    """(weight, epsilon as a 0-d tensor) of a `LlamaRMSNorm`."""
+    """(weight, epsilon as a 0-d tensor) of a `LlamaRMSNorm`: the layers' are made once
+    per model (`_fused`), the final norm's once a call."""
     weight = norm.weight
-    return weight, _epsilon(norm.variance_epsilon, weight.dtype)
+    return weight, torch.tensor(norm.variance_epsilon, dtype=weight.dtype)
 
 
 def _rms_norm(
@@ -240,15 +241,3 @@ def _rms_norm(
     # its dispatch, about as much as its arithmetic here)
     scale = torch.addcmul(epsilon, norm2, norm2, value=1.0 / x.shape[-1])
     return torch.mul(x, scale.rsqrt_(), out=out).mul_(weight)
-
-
-_EPSILONS: dict[tuple[float, torch.dtype], torch.Tensor] = {}
-
-
-def _epsilon(eps: float, dtype: torch.dtype) -> torch.Tensor:
-    """A 0-d tensor holding ``eps``, made once."""
-    key = (eps, dtype)
-    tensor = _EPSILONS.get(key)
-    if tensor is None:
-        tensor = _EPSILONS[key] = torch.tensor(eps, dtype=dtype)
-    return tensor
