@@ -160,37 +160,21 @@ def _scorer(found: AdversarialRound) -> Score:
 #: Where each registry model was found, per worker process: the registry is read again only
 #: for a name not seen yet or whose files are gone (a scan reads every model's header).
 _REGISTRY_PATHS: dict[str, Path] = {}
-#: The model each registry name was loaded as in this worker, under the stat signature of
-#: its files then (size, modification time, inode of each): a try while the signature holds
-#: reuses it without hashing the files again (98 MB for SmolLM2: 0.07 s quiet, 0.5 s under
-#: load, more than the scoring itself); a file changed or replaced is loaded and hashed anew.
-_LOADED: dict[str, tuple[tuple[Any, ...], Any]] = {}
-
-
-def _signature(path: Path) -> tuple[Any, ...]:
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    return tuple((str(f), (st := f.stat()).st_size, st.st_mtime_ns, st.st_ino) for f in files)
 
 
 def _model(name: str) -> Any:
-    """The registry model ``name``, loaded once per worker through the model cache (which
-    checks the files' SHA-256 when it loads them) and kept while its files are unchanged,
-    with the verdict's own thread count (``WINNOW_VERDICT_THREADS``)."""
+    """The registry model ``name`` through the model cache (loaded once per worker and
+    kept while its files are unchanged: `model_sha256` reads them again only when their
+    stat signature changes), with the verdict's own thread count
+    (``WINNOW_VERDICT_THREADS``)."""
     path = _REGISTRY_PATHS.get(name)
     if path is None or not path.exists():
         entry = model_get(name=name)
         if entry is None:
             _REGISTRY_PATHS.pop(name, None)
-            _LOADED.pop(name, None)
             raise AdversarialError(f"model {name!r} is not in this server's registry (any more)")
         path = _REGISTRY_PATHS[name] = entry.path
-    signature = _signature(path)
-    held = _LOADED.get(name)
-    if held is not None and held[0] == signature:
-        return held[1]
-    model = model_cache.load(path, threads=settings.WINNOW_VERDICT_THREADS)
-    _LOADED[name] = (signature, model)
-    return model
+    return model_cache.load(path, threads=settings.WINNOW_VERDICT_THREADS)
 
 
 def models_score(

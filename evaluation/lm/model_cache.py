@@ -6,8 +6,9 @@
 Every run that needs a model (evaluation runs, cloze runs, the commands) loads it through
 `load`: the first run in a process reads the files (a GGUF through its converted copy,
 see `evaluation.lm.modeling.load_weights`), later runs get the same weights from memory.
-An entry is keyed by the model's resolved path, the SHA-256 of its files (computed at
-every `load`, so a changed file is never served from memory) and the dtype; the start
+An entry is keyed by the model's resolved path, the SHA-256 of its files (checked at
+every `load`: `model_sha256` reads the files again when their stat signature changed, so
+a changed file is never served from memory) and the dtype; the start
 token and the thread count are per run and cost nothing to change. The entries are
 bounded by a memory budget (each model's size estimated from its parameters and
 buffers); a model larger than the whole budget is loaded for the run and not kept.

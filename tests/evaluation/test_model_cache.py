@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluation.lm import model_cache
+from evaluation.lm import model_cache, modeling
 from evaluation.lm.model_cache import CacheKey, ModelCache
 from evaluation.lm.modeling import (
     CONVERSION_MARKER,
@@ -136,6 +136,48 @@ def test_a_changed_file_is_loaded_again_and_its_old_weights_dropped(tmp_path: Pa
     assert loader.calls == ["a", "a"]
     assert [k.sha256 for k in cache.keys()] == [model_sha256(a)]
     assert new.sha256 == model_sha256(a) != old.sha256
+
+
+def _counting_sha256(monkeypatch) -> list[Path]:
+    """Record each time model_sha256 reads files (modeling._sha256)."""
+    reads: list[Path] = []
+    real = modeling._sha256
+
+    def counted(paths, root):
+        reads.extend(paths)
+        return real(paths, root)
+
+    monkeypatch.setattr(modeling, "_sha256", counted)
+    return reads
+
+
+def test_an_unchanged_model_is_hashed_once_and_a_replaced_one_again(tmp_path: Path, monkeypatch) -> None:
+    reads = _counting_sha256(monkeypatch)
+    monkeypatch.setattr(modeling, "RACY_SECONDS", -1.0)  # the files count as settled at once
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "weights.bin").write_bytes(b"1" * 64)
+    first = model_sha256(folder)
+    assert model_sha256(folder) == first and len(reads) == 2  # the two files, read once
+    # replaced by another file of the same size: a new inode and change time
+    replacement = tmp_path / "weights.new"
+    replacement.write_bytes(b"2" * 64)
+    replacement.replace(folder / "weights.bin")
+    assert model_sha256(folder) != first and len(reads) == 4
+    # a file added to the folder is part of the identity
+    (folder / "extra.txt").write_text("x")
+    assert len({first, model_sha256(folder)}) == 2
+
+
+def test_a_file_changed_within_the_last_seconds_is_hashed_at_every_load(tmp_path: Path, monkeypatch) -> None:
+    reads = _counting_sha256(monkeypatch)
+    (a,) = _files(tmp_path, "a")
+    model_sha256(a)
+    # rewritten in place at once, same size: the clock's tick may keep its times, so a
+    # file this recent is never taken from the memo
+    a.write_bytes(b"b" * 10)
+    assert model_sha256(a) == modeling._sha256([a], tmp_path) and len(reads) == 3
 
 
 def test_dtypes_are_separate_entries(tmp_path: Path) -> None:
