@@ -142,6 +142,30 @@ def test_attention_in_pieces_gives_the_same_numbers(
         assert ga == gb, req
 
 
+def test_the_lean_forward_sees_parameters_replaced_after_its_first_run(tiny_causal_path) -> None:
+    """A parameter replaced by a new object after the first forward (not copied into):
+    the lean forward's views are made again and the scores follow the new weights."""
+    from evaluation.lm.modeling import load_model
+
+    model = load_model(tiny_causal_path, threads=1)
+    base = model.model.model
+    before = loglikelihood(model, REQUESTS, batch_size=32)
+    layer = base.layers[-1]
+    with torch.no_grad():
+        torch.manual_seed(1)
+        for module in (layer.self_attn.k_proj, layer.mlp.up_proj, layer.mlp.down_proj):
+            module.weight = torch.nn.Parameter(torch.randn_like(module.weight), requires_grad=False)
+        layer.input_layernorm.weight = torch.nn.Parameter(
+            layer.input_layernorm.weight * 2, requires_grad=False
+        )
+    reference = alone(model, REQUESTS)  # padded batches: transformers' own forward
+    got = loglikelihood(model, REQUESTS, batch_size=32)
+    assert any(abs(a - b) > 1e-3 for (a, _), (b, _) in zip(got, before, strict=True))
+    for req, (a, ga), (b, gb) in zip(REQUESTS, got, reference, strict=True):
+        assert a == pytest.approx(b, abs=1e-4), req  # weights of size 1: scores of size 50
+        assert ga == gb, req
+
+
 @pytest.mark.parametrize("fixture", ["tiny_causal", "tiny_gpt2"])
 def test_packed_hidden_at_wanted_nodes_equals_those_rows_of_the_whole(
     fixture: str, request: pytest.FixtureRequest

@@ -60,16 +60,55 @@ class _Layer(NamedTuple):
     input_norm: tuple[torch.Tensor, torch.Tensor]  # (weight, epsilon): `_norm`
     post_attention_norm: tuple[torch.Tensor, torch.Tensor]
     scaling: float
+    sources: tuple[torch.Tensor, ...]  # the layer's parameters these were made from: `_sources`
+
+
+_SOURCES = (
+    ("self_attn", "q_proj"),
+    ("self_attn", "k_proj"),
+    ("self_attn", "v_proj"),
+    ("self_attn", "o_proj"),
+    ("mlp", "gate_proj"),
+    ("mlp", "up_proj"),
+    ("mlp", "down_proj"),
+    ("input_layernorm",),
+    ("post_attention_layernorm",),
+)
+
+
+def _sources(layer) -> tuple[torch.Tensor, ...]:
+    """The weight parameters of a decoder layer that `_Layer` holds views of, read from
+    the modules' own tables: `_current` checks 30 layers in about 0.2 ms this way, 0.9 ms
+    through the modules' attribute lookups."""
+    out = []
+    for path in _SOURCES:
+        module = layer
+        for name in path:
+            module = module._modules[name]
+        out.append(module._parameters["weight"])
+    return tuple(out)
+
+
+def _current(base, fused: list[_Layer]) -> bool:
+    """Whether ``fused`` still views the model's parameters: a parameter replaced by
+    another object (``load_state_dict(..., assign=True)``, a weight set by hand) makes
+    them stale; values copied into the parameters in place are seen through the views."""
+    layers = base.layers
+    return len(layers) == len(fused) and all(
+        all(a is b for a, b in zip(_sources(layer), entry.sources, strict=True))
+        for layer, entry in zip(layers, fused, strict=True)
+    )
 
 
 def _fused(base) -> list[_Layer]:
     """Per layer: (query|key|value weights, gate|up weights) concatenated once, and the
     views the loop reads. The layers' own weights then become views of the
     concatenations, so no memory is added and transformers' forward reads the very same
-    numbers. Made once per model: a module attribute lookup or a transposed view costs
-    about as much as a small operation, and the loop would make 9 a layer."""
+    numbers. Made once per model (a module attribute lookup or a transposed view costs
+    about as much as a small operation, and the loop would make 9 a layer), and again
+    if a parameter has been replaced since (`_current`)."""
     fused = getattr(base, FUSED_ATTRIBUTE, None)
-    if fused is None:
+    if fused is None or not _current(base, fused):
         fused = []
         with torch.no_grad():
             for layer in base.layers:
@@ -88,6 +127,7 @@ def _fused(base) -> list[_Layer]:
                         _norm(layer.input_layernorm),
                         _norm(layer.post_attention_layernorm),
                         attn.scaling,
+                        _sources(layer),
                     )
                 )
         object.__setattr__(base, FUSED_ATTRIBUTE, fused)
