@@ -87,32 +87,22 @@ def main() -> int:
         diffs = [abs(x - y) for x, y in zip(a, b, strict=True)]
         return f"{max(diffs):.2e} ({sum(diffs) / len(diffs):.1e})"
 
+    def row(label: str, ours: dict[str, list[float]], theirs: dict[str, list[float]]) -> tuple[str, ...]:
+        return (label, *[cell(ours[m], theirs[m]) for m in METHODS])
+
     first = paths[0]
-    rows: list[tuple[str, str, str]] = []
-    for other in paths[1:]:
-        for tool in TOOLS:
-            rows.append(
-                (
-                    f"{tool}: {first} vs {other}",
-                    *[cell(results[first][tool][m], results[other][tool][m]) for m in METHODS],
-                )
-            )
-    for path in paths:
-        rows.append(
-            (
-                f"winnow vs lm-eval, both {path}",
-                *[cell(results[path]["winnow"][m], results[path]["lm-eval"][m]) for m in METHODS],
-            )
-        )
-    for a in paths:
-        for b in paths:
-            if a != b:
-                rows.append(
-                    (
-                        f"winnow {a} vs lm-eval {b}",
-                        *[cell(results[a]["winnow"][m], results[b]["lm-eval"][m]) for m in METHODS],
-                    )
-                )
+    rows = [
+        row(f"{tool}: {first} vs {other}", results[first][tool], results[other][tool])
+        for other in paths[1:]
+        for tool in TOOLS
+    ]
+    rows += [row(f"winnow vs lm-eval, both {p}", results[p]["winnow"], results[p]["lm-eval"]) for p in paths]
+    rows += [
+        row(f"winnow {a} vs lm-eval {b}", results[a]["winnow"], results[b]["lm-eval"])
+        for a in paths
+        for b in paths
+        if a != b
+    ]
     count = len(results[first]["winnow"]["partial"])
     print(f"\n{count} WSC273 sentences, float32; max |diff| (mean) in nats")
     print(f"{'':40} {'partial':>20} {'full':>20}")
@@ -124,12 +114,11 @@ def main() -> int:
 def score(args) -> int:
     """The scoring process of one path: both tools, both methods, written to ``args.worker``."""
     import torch
-    from scoring_bench import lm_eval_loglikelihood, lm_eval_model
+    from scoring_bench import lm_eval_loglikelihood, lm_eval_model, wsc_request_sets
 
     from evaluation.lm.modeling import SMOLLM2_INSTALL_HINT, load_model, smollm2_path
     from evaluation.lm.scorers.causal import loglikelihood
     from evaluation.lm.scorers.sources import wsc_items_from_winowhy
-    from evaluation.lm.scorers.wsc import substitute
 
     gguf = smollm2_path()
     if gguf is None:
@@ -137,11 +126,7 @@ def score(args) -> int:
         return 2
     logging.getLogger("lm_eval").setLevel(logging.ERROR)
     items = wsc_items_from_winowhy(data_dir() / "winowhy" / "winowhy.json")[: args.limit]
-    subs = [[substitute(item.text, c) for c in item.candidates] for item in items]
-    request_sets = {
-        "partial": [(s.context, s.continuation) for pair in subs for s in pair],
-        "full": [("", s.sentence) for pair in subs for s in pair],
-    }
+    request_sets = wsc_request_sets(items)
     loaded = load_model(gguf, dtype=torch.float32, threads=args.threads)
     hflm = lm_eval_model(loaded, args.batch_size)
     scores: dict[str, dict[str, list[float]]] = {tool: {} for tool in TOOLS}

@@ -78,7 +78,6 @@ def main() -> int:
     )
     from evaluation.lm.scorers.causal import loglikelihood
     from evaluation.lm.scorers.sources import wsc_items_from_winowhy
-    from evaluation.lm.scorers.wsc import substitute
 
     gguf = smollm2_path()
     if gguf is None:
@@ -100,11 +99,7 @@ def main() -> int:
     logging.getLogger("lm_eval").setLevel(logging.ERROR)
     hflm = lm_eval_model(loaded, args.batch_size)
 
-    subs = [[substitute(item.text, c) for c in item.candidates] for item in items]
-    request_sets = {
-        "partial": [(s.context, s.continuation) for pair in subs for s in pair],
-        "full": [("", s.sentence) for pair in subs for s in pair],
-    }
+    request_sets = wsc_request_sets(items)
 
     def run_winnow(reqs: list[tuple[str, str]]) -> list[float]:
         return [lp for lp, _ in loglikelihood(loaded, reqs, batch_size=args.batch_size)]
@@ -234,6 +229,18 @@ def main() -> int:
     if not args.no_float64:
         float64_reference(args, gguf, start_token, request_sets, results_of)
     return 0
+
+
+def wsc_request_sets(items) -> dict[str, list[tuple[str, str]]]:
+    """The partial and full (context, continuation) requests of WSC items: each item's
+    candidates substituted for its pronoun, in item order."""
+    from evaluation.lm.scorers.wsc import substitute
+
+    subs = [[substitute(item.text, c) for c in item.candidates] for item in items]
+    return {
+        "partial": [(s.context, s.continuation) for pair in subs for s in pair],
+        "full": [("", s.sentence) for pair in subs for s in pair],
+    }
 
 
 def lm_eval_model(loaded, batch_size: int):
