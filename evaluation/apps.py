@@ -15,7 +15,7 @@ class EvaluationConfig(AppConfig):
         from evaluation.audit.tasks import audit_analyse_enqueue, audit_chunk_enqueue
         from evaluation.cloze.services import CLOZE_RUN_JOB
         from evaluation.generation_jobs.services import GENERATION_JOB
-        from evaluation.lm import model_cache
+        from evaluation.lm import kernels, model_cache
         from evaluation.runs.progress import EVALUATION_RUN_JOB
         from evaluation.tasks import evaluation_run_enqueue, generation_job_enqueue
 
@@ -29,3 +29,4 @@ class EvaluationConfig(AppConfig):
         model_cache.configure(
             budget_mb=settings.WINNOW_MODEL_CACHE_MB, convert_dir=settings.WINNOW_MODEL_CACHE_DIR
         )
+        kernels.configure(settings.WINNOW_KERNEL_DIR, settings.WINNOW_NATIVE_KERNELS)

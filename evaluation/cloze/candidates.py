@@ -170,11 +170,11 @@ class ClozeModel:
         return out.hidden_states[-1]
 
     def _logits(self, hidden: Any) -> Any:
-        """The model's output layer with its logit scale and soft-capping (`causal.OutputLayer`,
+        """The model's output layer with its logit scale and soft-capping (`output_layer.OutputLayer`,
         as the packed path and the model's own forward apply them), in float32."""
         import torch
 
-        from evaluation.lm.scorers.causal import model_output_layer
+        from evaluation.lm.scorers.output_layer import model_output_layer
 
         with torch.no_grad():
             return model_output_layer(self.model)[1](hidden).float()
@@ -385,7 +385,8 @@ class ClozeModel:
         """
         import torch
 
-        from evaluation.lm.scorers.causal import model_output_layer, packed_hidden, score_chunk
+        from evaluation.lm.scorers.causal import packed_hidden, score_chunk
+        from evaluation.lm.scorers.output_layer import model_output_layer
         from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
         base, head = model_output_layer(self.model)

@@ -167,7 +167,8 @@ def _one_pass(
     sequences that each begin with the start token, from one packed forward pass."""
     import torch
 
-    from evaluation.lm.scorers.causal import new_pairs, output_layer, packed_hidden, score_pairs
+    from evaluation.lm.scorers.causal import new_pairs, packed_hidden, score_pairs
+    from evaluation.lm.scorers.output_layer import output_layer
     from evaluation.lm.scorers.prefix_tree import PrefixTree, plan_chunks, scored_in
 
     tree = PrefixTree(sequences)

@@ -121,6 +121,7 @@ class ModelCache:
         dtype: torch.dtype | None = None,
         threads: int | None = None,
         start_token: str | int | None = None,
+        normalization: str = "exact",
     ) -> LoadedModel:
         """A LoadedModel for one run; its settings say where the weights came from."""
         weights, from_memory = self.weights(path, dtype=dtype)
@@ -128,6 +129,7 @@ class ModelCache:
             weights,
             threads=threads,
             start_token=start_token,
+            normalization=normalization,
             loaded_from=FROM_MEMORY if from_memory else None,
         )
 
@@ -177,6 +179,9 @@ def load(
     dtype: torch.dtype | None = None,
     threads: int | None = None,
     start_token: str | int | None = None,
+    normalization: str = "exact",
 ) -> LoadedModel:
     """Load through the process-wide cache (see the module's docstring)."""
-    return _cache.load(path, dtype=dtype, threads=threads, start_token=start_token)
+    return _cache.load(
+        path, dtype=dtype, threads=threads, start_token=start_token, normalization=normalization
+    )

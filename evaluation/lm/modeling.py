@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import WinnowError
+from evaluation.lm import kernels
 
 if TYPE_CHECKING:
     import torch
@@ -47,6 +48,15 @@ class ModelLoadError(WinnowError, ValueError):
     asked of it (the scorers, the cloze analysis); the message says why."""
 
     status = 400
+
+
+#: How a causal LM's logits become log-probabilities (`load_model(normalization=...)`,
+#: recorded in the run's model settings): ``exact``, the streaming log-sum-exp of
+#: `output_layer._score_rows` (within about 1e-6 nats a token of the float64 value);
+#: ``lm-eval``, lm-evaluation-harness's own float32 ``log_softmax`` of each row's whole
+#: logits (`output_layer._score_rows_lm_eval`), which reproduces its numbers on the
+#: machine it runs on, rounding bias included (docs/scoring.md, "Two normalizations").
+NORMALIZATIONS = ("exact", "lm-eval")
 
 
 @dataclass
@@ -405,18 +415,22 @@ def load_model(
     threads: int | None = None,
     start_token: str | int | None = None,
     convert_dir: str | Path | None = None,
+    normalization: str = "exact",
 ) -> LoadedModel:
     """Load a causal or masked LM from a local folder or GGUF file; never touches the network.
 
     start_token (causal LMs): None or "bos" = the BOS token, falling back to EOS when the
     tokenizer has none; "eos" = the EOS token; an int = that token id; other text = the
     token of that text (it must be in the vocabulary). dtype: None = ``torch.float32``.
-    convert_dir: see `load_weights`. torch, like transformers, is imported here: importing
+    convert_dir: see `load_weights`. normalization (causal LMs): one of NORMALIZATIONS. torch, like transformers, is imported here: importing
     this module (for its errors and names) stays light. evaluation.lm.model_cache keeps the
     loaded weights between runs.
     """
     return model_prepare(
-        load_weights(path, dtype=dtype, convert_dir=convert_dir), threads=threads, start_token=start_token
+        load_weights(path, dtype=dtype, convert_dir=convert_dir),
+        threads=threads,
+        start_token=start_token,
+        normalization=normalization,
     )
 
 
@@ -426,6 +440,7 @@ def model_prepare(
     threads: int | None = None,
     start_token: str | int | None = None,
     loaded_from: str | None = None,
+    normalization: str = "exact",
 ) -> LoadedModel:
     """A LoadedModel over loaded weights with this run's start token and thread count
     (cheap: the weights are shared, not copied). loaded_from overrides the weights' own
@@ -433,6 +448,8 @@ def model_prepare(
     import torch
     import transformers
 
+    if normalization not in NORMALIZATIONS:
+        raise ModelLoadError(f"normalization {normalization!r}: one of {', '.join(NORMALIZATIONS)} expected")
     n_threads = threads or os.cpu_count() or 1
     torch.set_num_threads(n_threads)
     path, kind, tokenizer, model = weights.path, weights.kind, weights.tokenizer, weights.model
@@ -490,6 +507,10 @@ def model_prepare(
         "start_token_source": start_source,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
+        # the fused float32 passes of evaluation.lm.kernels ("native") or torch's operations
+        "kernels": kernels.status(),
+        # how logits become log-probabilities: "exact" or lm-eval's float32 log_softmax
+        "normalization": normalization,
         # where this run's weights came from: the file, a GGUF's converted copy, or the
         # worker's memory (evaluation.lm.model_cache); not part of the model's identity
         "loaded_from": loaded_from or weights.loaded_from,

@@ -13,7 +13,7 @@ from core.roles import Actor, account_of
 from evaluation import release_data
 from evaluation.evaluators import evaluator_for
 from evaluation.lm.methods import METHOD_VALUES, MODEL_METHODS, Method
-from evaluation.lm.modeling import model_sha256
+from evaluation.lm.modeling import NORMALIZATIONS, model_sha256
 from evaluation.lm.scorers.types import PredictionsFileError, start_token_parse
 from evaluation.models import EvaluationRun
 from evaluation.runs.errors import EvaluationError, PredictionsRefused, public_message
@@ -99,6 +99,7 @@ def evaluation_run_create(
     out_dir: str = "",
     generate_explanations: bool = False,
     start_token: str | int | None = None,
+    normalization: str = "exact",
     created_by: Actor | None = None,
     name: str = "",
 ) -> EvaluationRun:
@@ -174,6 +175,11 @@ def evaluation_run_create(
             f"a start token applies to a model's methods, not to '{Method(method).label}'",
             field="start_token",
         )
+    if normalization not in NORMALIZATIONS:
+        raise EvaluationError(
+            f"normalization {normalization!r}: one of {', '.join(NORMALIZATIONS)} expected",
+            field="normalization",
+        )
     _method_fits(method, folder.dataset)
     with transaction.atomic():
         run = EvaluationRun.objects.create(
@@ -195,6 +201,7 @@ def evaluation_run_create(
                 "threads": threads,
                 "generate_explanations": generate_explanations,
                 "start_token": start,
+                **({"normalization": normalization} if normalization != "exact" else {}),
                 **({"predictions_name": predictions_name} if predictions_name else {}),
             },
             created_by=account_of(created_by),

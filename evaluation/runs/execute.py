@@ -80,6 +80,7 @@ def _evaluation_run_leased(*, run: EvaluationRun, progress: Progress | None, own
                 run.model_path,
                 threads=run.settings.get("threads") or None,
                 start_token=run.settings.get("start_token"),
+                normalization=run.settings.get("normalization", "exact"),
             )
             timing["load_seconds"] = time.perf_counter() - t
             queued = dict(run.model_identity or {})

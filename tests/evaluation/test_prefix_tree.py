@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from evaluation.lm.scorers import causal, fast_llama
+from evaluation.lm.scorers import causal, fast_llama, output_layer
 from evaluation.lm.scorers.causal import encode_pair, loglikelihood, loglikelihood_tokens
 from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks
 
@@ -174,7 +174,7 @@ def test_packed_hidden_at_wanted_nodes_equals_those_rows_of_the_whole(
     their rows of the whole chunk's states: the lean forward runs its last layer's output
     projection and MLP at those rows alone, transformers' forward (tiny_gpt2) indexes."""
     model = request.getfixturevalue(fixture)
-    base, _ = causal.output_layer(model)
+    base, _ = output_layer.output_layer(model)
     inputs = [tuple(a + b) for a, b in (encode_pair(model, c, x) for c, x in REQUESTS)]
     tree = PrefixTree(inputs)
     chunk = plan_chunks(tree, 64, 10_000)[0]

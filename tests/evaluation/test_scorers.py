@@ -13,6 +13,7 @@ from evaluation.lm.scorers import (
     WscItem,
     WscText,
     causal,
+    output_layer,
     score_continuations,
     score_texts,
     score_wsc,
@@ -214,10 +215,9 @@ def test_vocabulary_blocks_give_log_softmax_and_the_first_argmax(block, softcap,
     """The output layer a vocabulary block at a time (the streaming log-sum-exp) gives
     log_softmax of the whole row, and a row is greedy only when its target is the FIRST of
     tied maxima, whichever blocks the tied entries fall in."""
-    from evaluation.lm.scorers import causal
 
-    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", block)
-    monkeypatch.setattr(causal, "HEAD_CHUNK_ROWS", 3)
+    monkeypatch.setattr(output_layer, "HEAD_VOCAB_BLOCK", block)
+    monkeypatch.setattr(output_layer, "HEAD_CHUNK_ROWS", 3)
     torch.manual_seed(0)
     vocabulary, width = 300, 16
     linear = torch.nn.Linear(width, vocabulary, bias=True)
@@ -227,10 +227,10 @@ def test_vocabulary_blocks_give_log_softmax_and_the_first_argmax(block, softcap,
         linear.weight[40] *= 0.0
         linear.weight[40] += 5.0
         linear.weight[250] = linear.weight[40]
-    head = causal.OutputLayer(linear, None, softcap)
+    head = output_layer.OutputLayer(linear, None, softcap)
     hidden = torch.randn(8, width).abs()  # rows with positive entries: 40 and 250 are the top logits
     targets = torch.tensor([40, 250, 3, 299, 0, 40, 250, 128])
-    logprobs, greedy = causal._score_rows(head, hidden, targets)
+    logprobs, greedy = output_layer._score_rows(head, hidden, targets)
     logits = linear(hidden).double()
     if softcap:
         logits = torch.tanh(logits / softcap) * softcap
@@ -244,14 +244,13 @@ def test_vocabulary_blocks_give_log_softmax_and_the_first_argmax(block, softcap,
 def test_several_targets_of_one_row_share_its_output_layer(block, monkeypatch) -> None:
     """Targets given with their rows (`owner`, in any order, a row with several targets)
     get the numbers they get one row each, and the head runs once a row."""
-    from evaluation.lm.scorers import causal
 
-    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", block)
-    monkeypatch.setattr(causal, "HEAD_CHUNK_ROWS", 2)
+    monkeypatch.setattr(output_layer, "HEAD_VOCAB_BLOCK", block)
+    monkeypatch.setattr(output_layer, "HEAD_CHUNK_ROWS", 2)
     torch.manual_seed(2)
     linear = torch.nn.Linear(16, 120, bias=False).requires_grad_(False)
     calls: list[int] = []
-    head = causal.OutputLayer(linear, None, None)
+    head = output_layer.OutputLayer(linear, None, None)
     original = head.blocks
 
     def counting(hidden, size):
@@ -262,17 +261,19 @@ def test_several_targets_of_one_row_share_its_output_layer(block, monkeypatch) -
     hidden = torch.randn(5, 16)
     owner = torch.tensor([3, 0, 3, 1, 4, 0, 2, 3, 4])
     targets = torch.tensor([5, 7, 119, 0, 64, 7, 33, 6, 65])
-    logprobs, greedy = causal._score_rows(head, hidden, targets, owner)
+    logprobs, greedy = output_layer._score_rows(head, hidden, targets, owner)
     assert sum(calls) == 5  # each of the 5 rows once
     logits = linear(hidden).double()
     expected = torch.log_softmax(logits, -1)[owner, targets]
     assert torch.allclose(logprobs, expected, atol=1e-5)
     assert greedy.tolist() == (logits.argmax(-1)[owner] == targets).tolist()
-    one_each, greedy_each = causal._score_rows(causal.OutputLayer(linear, None, None), hidden[owner], targets)
+    one_each, greedy_each = output_layer._score_rows(
+        output_layer.OutputLayer(linear, None, None), hidden[owner], targets
+    )
     assert torch.equal(logprobs, one_each) and torch.equal(greedy, greedy_each)
     # a target that is its row's argmax is greedy
     best = logits.argmax(-1)
-    _, g = causal._score_rows(head, hidden, best[[4, 1]], torch.tensor([4, 1]))
+    _, g = output_layer._score_rows(head, hidden, best[[4, 1]], torch.tensor([4, 1]))
     assert g.tolist() == [True, True]
 
 
@@ -286,16 +287,15 @@ class _NotLinear(torch.nn.Module):
 
 
 def test_a_head_that_is_not_a_linear_layer_is_scored_whole(monkeypatch) -> None:
-    from evaluation.lm.scorers import causal
 
-    monkeypatch.setattr(causal, "HEAD_VOCAB_BLOCK", 7)
+    monkeypatch.setattr(output_layer, "HEAD_VOCAB_BLOCK", 7)
     torch.manual_seed(1)
     linear = torch.nn.Linear(16, 50, bias=False)
-    head = causal.OutputLayer(_NotLinear(linear), 0.5, None)
+    head = output_layer.OutputLayer(_NotLinear(linear), 0.5, None)
     assert [v0 for v0, _ in head.blocks(torch.randn(2, 16), 7)] == [0]
     hidden = torch.randn(4, 16)
     targets = torch.tensor([1, 2, 3, 49])
-    logprobs, greedy = causal._score_rows(head, hidden, targets)
+    logprobs, greedy = output_layer._score_rows(head, hidden, targets)
     logits = (linear(hidden) * 0.5).double()
     expected = torch.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
     assert torch.allclose(logprobs, expected, atol=1e-5)

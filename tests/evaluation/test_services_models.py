@@ -343,3 +343,37 @@ def test_the_start_token_asked_for_conditions_the_scores_and_is_recorded(tmp_pat
         run("two words")
     with pytest.raises(EvaluationError, match="a start token applies to a model's methods"):
         evaluation_run_create(release=str(release), method="majority", start_token="eos")
+
+
+def test_a_run_normalized_as_lm_eval_records_it_and_scores_alike(tmp_path, tiny_causal):
+    """`--normalization lm-eval` reaches the model (its settings, kept as the run's model
+    identity) and gives the exact normalization's scores to float32 rounding on a tiny
+    vocabulary; an unknown normalization is refused before anything is stored."""
+    release = write_wsc_release(tmp_path / "r")
+    runs = {
+        name: evaluation_run(
+            run=evaluation_run_create(
+                release=str(release),
+                method="partial",
+                model_path=str(tiny_causal),
+                normalization=name,
+                out_dir=str(tmp_path / name),
+            )
+        )
+        for name in ("exact", "lm-eval")
+    }
+    assert runs["lm-eval"].settings["normalization"] == "lm-eval"
+    assert "normalization" not in runs["exact"].settings
+    assert {n: r.model_identity["normalization"] for n, r in runs.items()} == {
+        "exact": "exact",
+        "lm-eval": "lm-eval",
+    }
+    for a, b in zip(_lines(runs["exact"]), _lines(runs["lm-eval"]), strict=True):
+        assert a["scores"] == pytest.approx(b["scores"], abs=1e-5)
+        assert a["prediction"] == b["prediction"]
+    before = EvaluationRun.objects.count()
+    with pytest.raises(EvaluationError, match="normalization 'softmax': one of exact, lm-eval"):
+        evaluation_run_create(
+            release=str(release), method="partial", model_path=str(tiny_causal), normalization="softmax"
+        )
+    assert EvaluationRun.objects.count() == before

@@ -29,6 +29,8 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
+from evaluation.lm import kernels
+
 #: Attribute of the base model holding the concatenated weights (built on first use).
 FUSED_ATTRIBUTE = "_winnow_fused_layers"
 
@@ -57,8 +59,8 @@ class _Layer(NamedTuple):
     gate_up_t: torch.Tensor
     o_t: torch.Tensor
     down_t: torch.Tensor
-    input_norm: tuple[torch.Tensor, torch.Tensor]  # (weight, epsilon): `_norm`
-    post_attention_norm: tuple[torch.Tensor, torch.Tensor]
+    input_norm: tuple[torch.Tensor, torch.Tensor, float]  # (weight, epsilon, epsilon): `_norm`
+    post_attention_norm: tuple[torch.Tensor, torch.Tensor, float]
     scaling: float
     sources: tuple[torch.Tensor, ...]  # the layer's parameters these were made from: `_sources`
 
@@ -206,7 +208,10 @@ def hidden_states(
     n = tokens.shape[0]
 
     x = base.embed_tokens(tokens)  # [n, H], a new tensor: the residual adds write into it
+    # the fused passes of kernels.cpp when they are built for this machine (float32 only)
+    native = kernels.get() if x.dtype == torch.float32 else None
     cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
+    cos_rows, sin_rows = cos[0].contiguous(), sin[0].contiguous()  # [n, head_dim]: the native rotary's
     half = head_dim // 2
     cos = cos[0][:, None, :]  # [n, 1, head_dim]
     # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
@@ -236,11 +241,14 @@ def hidden_states(
     gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
     last = len(fused) - 1
     for i, layer in enumerate(fused):
-        h = _rms_norm(x, *layer.input_norm, h_rows)
+        h = _rms_norm(x, *layer.input_norm, h_rows, native)
         torch.mm(h, layer.qkv_t, out=qkv_rows)  # [n, q + 2 kv]
-        torch.mul(qk, cos, out=rotated)
-        rotated_low.addcmul_(qk_high, sin1, value=-1)
-        rotated_high.addcmul_(qk_low, sin2)
+        if native is not None:
+            native.rotary(qkv_rows, n_heads + n_kv, cos_rows, sin_rows, rotated)
+        else:
+            torch.mul(qk, cos, out=rotated)
+            rotated_low.addcmul_(qk_high, sin1, value=-1)
+            rotated_high.addcmul_(qk_low, sin2)
         k = k_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
         v = v_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
         # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
@@ -255,27 +263,39 @@ def hidden_states(
             h_rows, gate_up_rows = h_rows[: len(rows)], gate_up_rows[: len(rows)]
             gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
         x.addmm_(out, layer.o_t)
-        h = _rms_norm(x, *layer.post_attention_norm, h_rows)
+        h = _rms_norm(x, *layer.post_attention_norm, h_rows, native)
         torch.mm(h, layer.gate_up_t, out=gate_up_rows)
-        F.silu(gate, inplace=True).mul_(up)
+        if native is not None:
+            native.swiglu(gate_up_rows, inter)
+        else:
+            F.silu(gate, inplace=True).mul_(up)
         x.addmm_(gate, layer.down_t)
-    return _rms_norm(x, *_norm(base.norm))
+    return _rms_norm(x, *_norm(base.norm), torch.empty_like(x), native)
 
 
-def _norm(norm) -> tuple[torch.Tensor, torch.Tensor]:
-    """(weight, epsilon as a 0-d tensor) of a `LlamaRMSNorm`: the layers' are made once
-    per model (`_fused`), the final norm's once a call."""
+def _norm(norm) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """(weight, epsilon as a 0-d tensor and as a number) of a `LlamaRMSNorm`: the layers'
+    are made once per model (`_fused`), the final norm's once a call."""
     weight = norm.weight
-    return weight, torch.tensor(norm.variance_epsilon, dtype=weight.dtype)
+    return weight, torch.tensor(norm.variance_epsilon, dtype=weight.dtype), float(norm.variance_epsilon)
 
 
 def _rms_norm(
-    x: torch.Tensor, weight: torch.Tensor, epsilon: torch.Tensor, out: torch.Tensor | None = None
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    epsilon: torch.Tensor,
+    epsilon_value: float,
+    out: torch.Tensor | None = None,
+    native=None,
 ) -> torch.Tensor:
-    """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight) in three passes
-    over x: one reduction (the Euclidean norm of each row) and two products, and two small
-    operations on the row norms. torch's own
-    `rms_norm` decomposes into six on this build (pow, mean, add, rsqrt, mul, mul)."""
+    """transformers' `LlamaRMSNorm` (x / sqrt(mean(x^2) + eps) * weight): with the native
+    kernels one pass a row into ``out``; else three passes over x: one reduction (the
+    Euclidean norm of each row) and two products, and two small operations on the row
+    norms. torch's own `rms_norm` decomposes into six on this build (pow, mean, add,
+    rsqrt, mul, mul)."""
+    if native is not None and out is not None:
+        native.rms_norm(x, weight, epsilon_value, out)
+        return out
     norm2 = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
     # eps + |x|^2 / n in one operation on the [rows, 1] column (each small operation costs
     # its dispatch, about as much as its arithmetic here)

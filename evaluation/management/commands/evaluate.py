@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.lm.modeling import NORMALIZATIONS
 from evaluation.lm.scorers.types import START_HELP
 from evaluation.metrics.comve import COMVE_RULES
 from evaluation.models import Method
@@ -44,6 +45,14 @@ class Command(BaseCommand):
             "ComVE a folder with subtaskA/B/C_answers.csv",
         )
         parser.add_argument("--start-token", default=None, help=START_HELP)
+        parser.add_argument(
+            "--normalization",
+            choices=NORMALIZATIONS,
+            default="exact",
+            help="how a causal LM's logits become log-probabilities: exact (default; within about 1e-6 "
+            "nats a token of the float64 value) or lm-eval (lm-evaluation-harness's float32 log_softmax "
+            "of whole rows: its numbers on this machine, rounding bias included; docs/scoring.md)",
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
         parser.add_argument("--limit", type=int, default=None, help="score only the first N items")
         parser.add_argument("--batch-size", type=int, default=32)
@@ -80,6 +89,7 @@ class Command(BaseCommand):
                 out_dir=options["out"],
                 generate_explanations=options["generate_explanations"],
                 start_token=options["start_token"],
+                normalization=options["normalization"],
                 name=options["name"],
             )
         except EvaluationError as exc:

@@ -6,6 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.lm import kernels
 from evaluation.lm.modeling import CONVERSION_MARKER, ModelLoadError, gguf_convert
 from evaluation.selectors import model_registry
 
@@ -26,8 +27,18 @@ class Command(BaseCommand):
             "given) now, into WINNOW_MODEL_CACHE_DIR, so that no run pays for de-quantising them; "
             "a copy already there is kept",
         )
+        parser.add_argument(
+            "--build-kernels",
+            action="store_true",
+            help="compile the native scoring kernels (evaluation/lm/kernels.cpp) for this machine's CPU "
+            "into WINNOW_KERNEL_DIR, once (about a minute; needs g++, ninja and Python's headers), so "
+            "that every later run loads them; already built: nothing to do. Without them runs take "
+            "torch's operations, a few percent slower",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["build_kernels"]:
+            self._build_kernels()
         found, skipped = model_registry()
         self.stdout.write(f"models folder: {settings.WINNOW_MODELS_DIR}")
         for m in found:
@@ -45,6 +56,19 @@ class Command(BaseCommand):
             if unknown:
                 raise CommandError(f"no model named {', '.join(unknown)} in the registry")
             self._convert([m.path for m in found if m.path.is_file() and (not names or m.name in names)])
+
+    def _build_kernels(self) -> None:
+        started = time.perf_counter()
+        try:
+            path = kernels.build()
+        except kernels.KernelBuildError as exc:
+            raise CommandError(str(exc)) from exc
+        state = (
+            "in use"
+            if kernels.status() == kernels.NATIVE
+            else "built, switched off (WINNOW_NATIVE_KERNELS=off)"
+        )
+        self.stdout.write(f"native kernels {state}: {path} ({time.perf_counter() - started:.1f} s)")
 
     def _convert(self, paths: list[Any]) -> None:
         folder = settings.WINNOW_MODEL_CACHE_DIR

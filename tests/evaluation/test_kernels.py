@@ -1,0 +1,197 @@
+"""The native kernels (evaluation/lm/kernels.cpp) against the torch operations they replace.
+
+They are built once per machine (`manage.py models --build-kernels`, which `./winnow test`
+runs first); the `native` fixture builds them when needed. Where they cannot be built (no
+g++), these tests skip, except in CI (WINNOW_REQUIRE_SERVICES=1), where that fails.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from evaluation.lm import kernels
+from evaluation.lm.scorers import fast_llama, output_layer
+from evaluation.lm.scorers.causal import loglikelihood
+from tests.evaluation.test_prefix_tree import REQUESTS, alone
+
+
+@pytest.fixture(scope="module")
+def native():
+    try:
+        kernels.build()
+    except kernels.KernelBuildError as exc:
+        message = f"the native kernels cannot be built here: {exc}"
+        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    module = kernels.get()
+    assert module is not None, "built, but not loaded: is WINNOW_NATIVE_KERNELS off?"
+    return module
+
+
+@contextmanager
+def torch_operations():
+    """The torch operations inside the block (as WINNOW_NATIVE_KERNELS=off)."""
+    before = kernels._config["mode"]
+    kernels.configure(mode="off")
+    try:
+        yield
+    finally:
+        kernels.configure(mode=before)
+
+
+def test_rms_norm_is_transformers_norm(native) -> None:
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    torch.manual_seed(0)
+    norm = LlamaRMSNorm(37, eps=1e-5)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(37))
+    x = torch.randn(53, 37) * 3
+    wide = torch.zeros(53, 50)  # rows with a stride larger than their width
+    out = wide[:, 5:42]
+    native.rms_norm(x, norm.weight.detach(), 1e-5, out)
+    torch.testing.assert_close(out, norm(x).detach(), rtol=2e-6, atol=2e-6)
+    assert wide[:, :5].abs().sum() == 0 and wide[:, 42:].abs().sum() == 0  # nothing beside its rows
+
+
+def test_rotary_is_transformers_rotary(native) -> None:
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    torch.manual_seed(0)
+    n, heads, kv, d = 29, 4, 2, 8
+    qkv = torch.randn(n, (heads + 2 * kv) * d)  # queries, keys, values
+    angle = torch.randn(n, d // 2)
+    cos, sin = torch.cat([angle.cos()] * 2, dim=-1), torch.cat([angle.sin()] * 2, dim=-1)
+    out = torch.empty(n, heads + kv, d)
+    native.rotary(qkv, heads + kv, cos, sin, out)
+    q = qkv[:, : heads * d].view(1, n, heads, d).transpose(1, 2)
+    k = qkv[:, heads * d : (heads + kv) * d].view(1, n, kv, d).transpose(1, 2)
+    q_ref, k_ref = apply_rotary_pos_emb(q, k, cos[None], sin[None])
+    torch.testing.assert_close(out[:, :heads], q_ref[0].transpose(0, 1), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(out[:, heads:], k_ref[0].transpose(0, 1), rtol=1e-6, atol=1e-6)
+
+
+def test_swiglu_is_silu_times_up_in_place(native) -> None:
+    torch.manual_seed(0)
+    inter = 45
+    gate_up = torch.randn(33, 2 * inter) * 6
+    gate_up[0, :3] = torch.tensor([-100.0, 100.0, 0.0])  # exp's far ends
+    expected = F.silu(gate_up[:, :inter]) * gate_up[:, inter:]
+    up = gate_up[:, inter:].clone()
+    native.swiglu(gate_up, inter)
+    torch.testing.assert_close(gate_up[:, :inter], expected, rtol=2e-6, atol=1e-6)
+    assert torch.equal(gate_up[:, inter:], up)
+
+
+def test_block_lse_is_the_streaming_log_sum_exp(native) -> None:
+    """Three blocks through the kernel give each row's log-sum-exp, maximum and block maxima."""
+    torch.manual_seed(0)
+    logits = torch.randn(21, 3 * 67) * 8
+    top, total = torch.full((21,), float("-inf")), torch.zeros(21)
+    block_top, new_top = torch.empty(21), torch.empty(21)
+    for b in range(3):
+        block = logits[:, b * 67 : (b + 1) * 67]  # rows with a stride larger than their width
+        kept = block.clone()
+        native.block_lse(block, top, total, block_top, new_top)
+        assert torch.equal(block, kept)  # read only
+        assert torch.equal(block_top, block.amax(dim=1))
+        assert torch.equal(new_top, torch.maximum(top, block_top))
+        top, new_top = new_top, top
+    assert torch.equal(top, logits.amax(dim=1))
+    torch.testing.assert_close(
+        (top + total.log()).double(), torch.logsumexp(logits.double(), dim=1), rtol=0, atol=2e-6
+    )
+
+
+def test_a_kernel_refuses_what_it_cannot_take(native) -> None:
+    with pytest.raises(RuntimeError, match="float32 expected"):
+        native.rms_norm(torch.randn(3, 4).double(), torch.ones(4), 1e-5, torch.empty(3, 4))
+    with pytest.raises(RuntimeError, match="last dimension must be contiguous"):
+        native.swiglu(torch.randn(8, 4).t(), 4)
+    with pytest.raises(RuntimeError, match="2 x inter"):
+        native.swiglu(torch.randn(3, 10), 4)
+
+
+def test_scores_are_the_same_on_both_paths(native, tiny_causal) -> None:
+    """Whole requests: the native path's scores are the torch path's to float32 rounding,
+    and both are each request's numbers scored alone by transformers' forward."""
+    assert fast_llama.supports(tiny_causal.model.model)
+    assert kernels.status() == kernels.NATIVE
+    got = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    with torch_operations():
+        assert kernels.status() == kernels.TORCH
+        torch_path_scores = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    reference = alone(tiny_causal, REQUESTS)
+    for req, (a, ga), (b, gb), (c, gc) in zip(REQUESTS, got, torch_path_scores, reference, strict=True):
+        assert a == pytest.approx(b, abs=1e-5), req  # float32 rounding of scores of size 50
+        assert a == pytest.approx(c, abs=1e-5), req
+        assert ga == gb == gc, req
+
+
+def test_the_output_layer_is_the_same_on_both_paths(native) -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(16, 300, bias=False)
+    hidden = torch.randn(40, 16) * 4
+    targets = torch.randint(0, 300, (40,))
+    head = output_layer.OutputLayer(linear, None, None)
+    with torch.inference_mode():
+        fused = output_layer._score_rows(head, hidden, targets)
+        with torch_operations():
+            plain = output_layer._score_rows(head, hidden, targets)
+    torch.testing.assert_close(fused[0], plain[0], rtol=1e-6, atol=1e-6)
+    assert torch.equal(fused[1], plain[1])
+    exact = torch.log_softmax(hidden.double() @ linear.weight.detach().double().t(), dim=1)
+    torch.testing.assert_close(fused[0], exact[torch.arange(40), targets], rtol=0, atol=5e-6)
+
+
+def test_switched_off_nothing_is_loaded_and_runs_record_it(native, tiny_causal_path) -> None:
+    from evaluation.lm.modeling import load_model
+
+    assert load_model(tiny_causal_path, threads=1).settings["kernels"] == "native"
+    with torch_operations():
+        assert kernels.get() is None
+        assert load_model(tiny_causal_path, threads=1).settings["kernels"] == "torch"
+    assert kernels.get() is native
+
+
+def test_another_cpu_or_source_gets_a_build_of_its_own(monkeypatch) -> None:
+    here = kernels.key()
+    monkeypatch.setattr(kernels, "_cpu", lambda: "model name : another\nflags : sse2")
+    assert kernels.key() != here
+    monkeypatch.undo()
+    monkeypatch.setattr(kernels, "CFLAGS", (*kernels.CFLAGS, "-DANOTHER"))
+    assert kernels.key() != here
+
+
+def test_a_failed_build_says_why_and_loads_nothing(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setattr(kernels, "CFLAGS", (*kernels.CFLAGS, "-DFAILED_BUILD_TEST"))  # a key never built
+    with pytest.raises(kernels.KernelBuildError, match="could not build kernels.cpp") as failed:
+        kernels.build(tmp_path / "kernels")
+    assert "g++, ninja and Python's headers" in str(failed.value)
+    assert not list((tmp_path / "kernels").glob("*/*.so"))
+
+
+def test_an_unknown_mode_is_refused(monkeypatch) -> None:
+    with pytest.raises(ValueError, match="one of auto, off"):
+        kernels.configure(mode="fast")
+    monkeypatch.setenv("WINNOW_NATIVE_KERNELS", "on")
+    monkeypatch.setattr(kernels, "_config", {"dir": None, "mode": None})
+    with pytest.raises(ValueError, match="WINNOW_NATIVE_KERNELS='on'"):
+        kernels.mode()
+
+
+def test_the_build_command_says_where_the_kernels_are(native) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("models", "--build-kernels", stdout=out)
+    assert f"native kernels in use: {kernels.module_path()}" in out.getvalue()
