@@ -143,6 +143,7 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise KernelBuildError(f"native kernels: cannot create {folder}: {exc}") from exc
+    _ninja_on_path()
     try:
         module = cpp_extension.load(
             _name(build_key),
@@ -164,6 +165,20 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
             _module = module
         _failed.clear()
     return built
+
+
+def _ninja_on_path() -> None:
+    """torch's extension builder runs ``ninja`` from PATH: put the pinned one of the
+    ``ninja`` package (requirements.txt) first, which is not on PATH when the virtual
+    environment's Python is run without activating it (as ./winnow does)."""
+    try:
+        import ninja
+    except ImportError:
+        return  # the builder's own message says that ninja is missing
+    folder = str(getattr(ninja, "BIN_DIR", ""))
+    path = os.environ.get("PATH", "")
+    if folder and path.split(os.pathsep)[:1] != [folder]:
+        os.environ["PATH"] = folder + os.pathsep + path if path else folder
 
 
 def get() -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import torch
@@ -195,3 +196,17 @@ def test_the_build_command_says_where_the_kernels_are(native) -> None:
     out = StringIO()
     call_command("models", "--build-kernels", stdout=out)
     assert f"native kernels in use: {kernels.module_path()}" in out.getvalue()
+
+
+def test_the_pinned_ninja_goes_first_on_path(monkeypatch) -> None:
+    """./winnow runs the virtual environment's Python without activating it: the build
+    still finds the ninja of requirements.txt, not only a system one."""
+    import shutil
+
+    import ninja
+
+    monkeypatch.setenv("PATH", "/nowhere")
+    kernels._ninja_on_path()
+    assert shutil.which("ninja") == str(Path(ninja.BIN_DIR) / "ninja")
+    kernels._ninja_on_path()  # once only
+    assert os.environ["PATH"].count(str(ninja.BIN_DIR)) == 1
