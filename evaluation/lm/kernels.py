@@ -25,6 +25,8 @@ a few percent slower. A run records which path it took (`status`, in the model s
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -33,6 +35,7 @@ import os
 import platform
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,8 @@ CFLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp")
 #: glibc's vector math library, for the vector `expf`.
 LDFLAGS = ("-lmvec",)
 MODES = ("auto", "off")
+#: A build's lock file older than this was left by a build that was killed.
+STALE_LOCK_SECONDS = 600
 NATIVE, TORCH = "native", "torch"
 
 
@@ -92,6 +97,7 @@ def kernel_dir() -> Path:
     return Path(configured) if configured else Path(__file__).resolve().parents[2] / "var" / "kernels"
 
 
+@functools.cache
 def _cpu() -> str:
     """The CPU's model name and feature flags (what -march=native compiles for)."""
     try:
@@ -103,14 +109,20 @@ def _cpu() -> str:
 
 
 def key() -> str:
-    """The build's identity: source, flags, torch and Python versions, CPU."""
+    """The build's identity: source, flags, torch and Python versions, CPU (worked out once
+    a process for each set of them: `get` asks at every forward call while none is built)."""
+    return _key(CFLAGS + LDFLAGS, _cpu())
+
+
+@functools.cache
+def _key(flags: tuple[str, ...], cpu: str) -> str:
     import torch
 
     digest = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), " ".join(CFLAGS + LDFLAGS).encode(), torch.__version__.encode()):
+    for part in (SOURCE.read_bytes(), " ".join(flags).encode(), torch.__version__.encode()):
         digest.update(part)
         digest.update(b"\0")
-    digest.update(f"{sys.version}\0{_cpu()}".encode())
+    digest.update(f"{sys.version}\0{cpu}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -143,6 +155,13 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise KernelBuildError(f"native kernels: cannot create {folder}: {exc}") from exc
+    # torch's builder waits for as long as its lock file exists: one left by a build that
+    # was killed would make every later build wait for ever
+    lock = folder / "lock"
+    with contextlib.suppress(OSError):
+        if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+            log.warning("native kernels: removing %s, left by a build that did not finish", lock)
+            lock.unlink()
     _ninja_on_path()
     try:
         module = cpp_extension.load(

@@ -173,8 +173,14 @@ def test_another_cpu_or_source_gets_a_build_of_its_own(monkeypatch) -> None:
 def test_a_failed_build_says_why_and_loads_nothing(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setattr(kernels, "CFLAGS", (*kernels.CFLAGS, "-DFAILED_BUILD_TEST"))  # a key never built
+    # a lock file left by a killed build, which torch's builder would wait on for ever
+    lock = tmp_path / "kernels" / kernels.key() / "lock"
+    lock.parent.mkdir(parents=True)
+    lock.touch()
+    os.utime(lock, (0, 0))
     with pytest.raises(kernels.KernelBuildError, match="could not build kernels.cpp") as failed:
         kernels.build(tmp_path / "kernels")
+    assert not lock.exists()
     assert "g++, ninja and Python's headers" in str(failed.value)
     assert not list((tmp_path / "kernels").glob("*/*.so"))
 

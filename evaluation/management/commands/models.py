@@ -33,12 +33,13 @@ class Command(BaseCommand):
             help="compile the native scoring kernels (evaluation/lm/kernels.cpp) for this machine's CPU "
             "into WINNOW_KERNEL_DIR, once (about a minute; needs g++, ninja and Python's headers), so "
             "that every later run loads them; already built: nothing to do. Without them runs take "
-            "torch's operations, a few percent slower",
+            "torch's operations, a few percent slower. Does only this",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["build_kernels"]:
-            self._build_kernels()
+            self._build_kernels()  # and nothing else: set-up runs it before any migration
+            return
         found, skipped = model_registry()
         self.stdout.write(f"models folder: {settings.WINNOW_MODELS_DIR}")
         for m in found:
