@@ -15,7 +15,9 @@ go to buffers kept for the call (not new tensors, which at these sizes are fresh
 from the system each time), and attention runs in pieces of
 `PIECE_ROWS` queries, each over its own keys (`attention_pieces`), as one 4D call to
 SDPA, which then runs its CPU flash kernel (a 3D call with grouped keys takes its math
-path). The numbers are those of transformers' forward to float32 rounding
+path). Where the native kernels are built (`evaluation.lm.kernels`), the RMS norms, the
+rotary positions and the SiLU-gated product are one C++ pass each instead (float32
+only). The numbers are those of transformers' forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no

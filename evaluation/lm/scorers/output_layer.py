@@ -3,8 +3,10 @@
 `OutputLayer` wraps a model's head with its logit scale and soft-capping and gives its
 logits a vocabulary block at a time; `_score_rows` turns hidden states into log P(target)
 and is-greedy with a streaming log-sum-exp over those blocks, never materialising the
-log-softmax (docs/scoring.md, "Exactness and speed", point 4). Split from causal.py, which
-calls it for every scorer of causal models.
+log-softmax (docs/scoring.md, "Exactness and speed", point 4; one pass a block with the
+native kernels, point 7), or, for a model loaded with ``normalization="lm-eval"``,
+`_score_rows_lm_eval` normalises as lm-evaluation-harness does ("Two normalizations").
+Split from causal.py, which calls it for every scorer of causal models.
 """
 
 from __future__ import annotations
