@@ -51,7 +51,8 @@ class Command(BaseCommand):
             default="exact",
             help="how a causal LM's logits become log-probabilities: exact (default; within about 1e-6 "
             "nats a token of the float64 value) or lm-eval (lm-evaluation-harness's float32 log_softmax "
-            "of whole rows: its numbers on this machine, rounding bias included; docs/scoring.md)",
+            "of whole rows: its numbers on this machine, rounding bias included; see the docs page "
+            "/docs/scoring/#exactness-and-speed)",
         )
         parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
         parser.add_argument("--limit", type=int, default=None, help="score only the first N items")
