@@ -1,6 +1,6 @@
 // Fused float32 passes of the lean Llama forward and of the output layer's streaming
-// log-sum-exp (evaluation/lm/kernels.py builds this file; docs/scoring.md, "Native
-// kernels"). Each function does in one pass over its rows what the torch path does in
+// log-sum-exp (evaluation/lm/kernels.py builds this file; docs/scoring.md, "Exactness and
+// speed", point 7). Each function does in one pass over its rows what the torch path does in
 // two to four, and runs its rows on torch's own thread pool (at::parallel_for).
 #include <torch/extension.h>
 #include <ATen/Parallel.h>

@@ -6,7 +6,8 @@
 
 Four float32 passes that torch runs as two to four operations each: the RMS norm, the
 rotary positions of the queries and keys, the SiLU-gated product, and one vocabulary block
-of the output layer's streaming log-sum-exp (docs/scoring.md, "Native kernels"). They
+of the output layer's streaming log-sum-exp (docs/scoring.md, "Exactness and speed", point
+7). They
 compute the same functions as the torch path, to float32 rounding (the order of a row's
 additions and glibc's vector `expf` instead of torch's differ), on torch's own thread pool.
 
@@ -62,7 +63,7 @@ class KernelBuildError(WinnowError, RuntimeError):
 _lock = threading.Lock()
 _config: dict[str, Any] = {"dir": None, "mode": None}
 _module: Any = None
-_failed: dict[str, str] = {}  # module file -> why it could not be loaded
+_failed: set[str] = set()  # module files that could not be loaded (the log says why)
 
 
 _UNSET: Any = object()
@@ -146,10 +147,10 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
     from torch.utils import cpp_extension
 
     root = Path(directory) if directory else kernel_dir()
-    build_key = key()
-    folder = root / build_key
-    built = folder / f"{_name(build_key)}.so"
-    if root == kernel_dir() and built.is_file() and get() is not None:
+    default = root == kernel_dir()
+    built = module_path(root)
+    folder = built.parent
+    if default and built.is_file() and get() is not None:
         return built  # built before (the key names the source, so it is this one)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -165,7 +166,7 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
     _ninja_on_path()
     try:
         module = cpp_extension.load(
-            _name(build_key),
+            built.stem,
             sources=[str(SOURCE)],
             extra_cflags=list(CFLAGS),
             extra_ldflags=list(LDFLAGS),
@@ -180,7 +181,7 @@ def build(directory: str | Path | None = None, *, verbose: bool = False) -> Path
             f"Python's headers; the torch operations run instead):\n{tail}"
         ) from exc
     with _lock:
-        if directory is None or Path(directory) == kernel_dir():
+        if default:
             _module = module
         _failed.clear()
     return built
@@ -223,7 +224,7 @@ def get() -> Any:
                 module = importlib.util.module_from_spec(spec)
                 loader.exec_module(module)
             except (ImportError, OSError) as exc:
-                _failed[str(path)] = str(exc)
+                _failed.add(str(path))
                 log.warning(
                     "native kernels at %s could not be loaded (%s); the torch operations run", path, exc
                 )

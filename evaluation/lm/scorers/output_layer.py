@@ -116,6 +116,22 @@ def model_output_layer(hf: Any, normalization: str = "exact") -> tuple[Any, Outp
     )
 
 
+def _chunks(
+    rows: int, targets: torch.Tensor, owner: torch.Tensor | None, size: int
+) -> Iterator[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """For each chunk of ``size`` of the ``rows`` rows: (its first row, its targets' places
+    in the caller's order, their rows within the chunk, the targets). The targets are
+    sorted by row (stably), so each chunk's are one contiguous run; ``owner`` None: target
+    i at row i."""
+    owner = torch.arange(len(targets)) if owner is None else owner
+    order = torch.argsort(owner, stable=True)
+    sorted_owner, sorted_targets = owner[order], targets[order]
+    cuts = torch.searchsorted(sorted_owner, torch.arange(0, rows + size, size)).tolist()
+    for c, start in enumerate(range(0, rows, size)):
+        first, end = cuts[c], cuts[c + 1]
+        yield start, order[first:end], sorted_owner[first:end] - start, sorted_targets[first:end]
+
+
 def _score_rows(
     head: OutputLayer, hidden: torch.Tensor, targets: torch.Tensor, owner: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -134,21 +150,12 @@ def _score_rows(
     if head.normalization == "lm-eval":
         return _score_rows_lm_eval(head, hidden, targets, owner)
     count = len(targets)
-    owner = torch.arange(count) if owner is None else owner
     native = kernels.get()  # the fused block pass of kernels.cpp, when built for this machine
-    # the targets in row order, so that each chunk of rows has a contiguous run of them
-    order = torch.argsort(owner, stable=True)
-    sorted_owner, sorted_targets = owner[order], targets[order]
-    chunk_starts = torch.arange(0, len(hidden) + HEAD_CHUNK_ROWS, HEAD_CHUNK_ROWS)
-    cuts = torch.searchsorted(sorted_owner, chunk_starts).tolist()
     logprobs = torch.empty(count, dtype=torch.float64)
     greedy = torch.empty(count, dtype=torch.bool)
-    for c, start in enumerate(range(0, len(hidden), HEAD_CHUNK_ROWS)):
+    for start, chosen, row, t in _chunks(len(hidden), targets, owner, HEAD_CHUNK_ROWS):
         h = hidden[start : start + HEAD_CHUNK_ROWS]
         n = len(h)
-        first_target, end_target = cuts[c], cuts[c + 1]
-        t = sorted_targets[first_target:end_target]
-        row = sorted_owner[first_target:end_target] - start  # each target's row in the chunk
         target_logit = torch.empty(len(t))
         top = torch.full((n,), float("-inf"))
         total = torch.zeros(n)
@@ -186,7 +193,6 @@ def _score_rows(
             total = total.mul_(torch.exp(top - block_max)).add_(block_sum)
             top = block_max
         row_top = top[row]
-        chosen = order[first_target:end_target]
         logprobs[chosen] = (target_logit - (row_top + total.log()[row])).double()
         greedy[chosen] = (target_logit == row_top) & (top_before < target_logit) & first_in_block
     return logprobs, greedy
@@ -206,21 +212,13 @@ def _score_rows_lm_eval(
     the argmax is looked for only in rows whose target is their maximum (`amax` is a
     third of `argmax`'s time)."""
     count = len(targets)
-    owner = torch.arange(count) if owner is None else owner
     logprobs = torch.empty(count, dtype=torch.float64)
     greedy = torch.zeros(count, dtype=torch.bool)
-    order = torch.argsort(owner, stable=True)
-    sorted_owner, sorted_targets = owner[order], targets[order]
-    starts = torch.arange(0, len(hidden) + LM_EVAL_ROWS, LM_EVAL_ROWS)
-    cuts = torch.searchsorted(sorted_owner, starts).tolist()
-    for c, start in enumerate(range(0, len(hidden), LM_EVAL_ROWS)):
-        first, end = cuts[c], cuts[c + 1]
-        if first == end:
+    for start, chosen, row, t in _chunks(len(hidden), targets, owner, LM_EVAL_ROWS):
+        if len(t) == 0:
             continue
         logits = head.whole(hidden[start : start + LM_EVAL_ROWS])
         rows = torch.log_softmax(logits, dim=-1, out=logits)
-        row, t = sorted_owner[first:end] - start, sorted_targets[first:end]
-        chosen = order[first:end]
         value = rows[row, t]
         logprobs[chosen] = value.double()
         top = value == rows.amax(dim=-1)[row]
