@@ -1,11 +1,14 @@
-// Fused float32 passes of the lean Llama forward and of the output layer's streaming
-// log-sum-exp (evaluation/lm/kernels.py builds this file; docs/scoring.md, "Exactness and
-// speed", point 7). Each function does in one pass over its rows what the torch path does in
-// two to four, and runs its rows on torch's own thread pool (at::parallel_for).
+// Fused float32 passes of the lean Llama forward and of the output layer
+// (evaluation/lm/kernels.py builds this file; docs/scoring.md, "Exactness and speed", point
+// 7). Each function does in one pass over its rows what the torch path does in two or more
+// operations (the attention: a gather and SDPA over pieces of the row), and runs its rows on
+// torch's own thread pool (at::parallel_for).
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 // glibc's vector exp (libmvec): gcc calls _ZGVdN8v_expf and its kin for the loops below
 // when expf is declared with the simd attribute, which math.h does only under
@@ -15,6 +18,7 @@ extern "C" float expf(float) __attribute__((__simd__("notinbranch")));
 namespace {
 
 constexpr int64_t kGrain = 16;  // rows a thread takes at least
+constexpr int64_t kLanes = 16;  // floats of one fixed-length inner loop (held in vector registers)
 
 void check(const torch::Tensor& t, const char* name, int64_t dims) {
   TORCH_CHECK(t.scalar_type() == torch::kFloat32, name, ": float32 expected");
@@ -138,9 +142,211 @@ void block_lse(const torch::Tensor& logits, const torch::Tensor& top, torch::Ten
   });
 }
 
+// Attention of a packed prefix-tree row (causal.packed_hidden): query i attends to node j
+// exactly when j <= i < end[j] (j is i or one of its ancestors; the row is in depth-first
+// order, so the intervals nest), and only those keys are computed: about 15 a query on
+// WSC273, where a dense masked attention over pieces of the row computes 60 or more.
+// qk: [n, heads + kv, d], the rotated queries then keys; v: [n, kv, d]; query head h
+// reads key/value head h / (heads / kv); out: [n, heads * d]. Each number is computed as
+// SDPA's CPU flash kernel computes it (which transformers, so lm-eval, runs): a score is
+// one chain of fused multiply-adds over the head dimension in order, times the scale;
+// exp(score - maximum) summed; the output one chain of fused multiply-adds over the keys
+// in order, times the reciprocal of the sum. (The exp and the order of the sum's terms
+// differ.) Each thread walks its range of queries in order, keeping the keys and values
+// of the current path on a stack, the keys transposed so that kLanes keys' scores are
+// computed at once, for up to kPass heads that read the same keys.
+namespace {
+
+constexpr int kPass = 4;  // query heads scored in one pass over a key block
+
+// s[p][w0 + t] = scale * (q_p . key w0 + t), t < kLanes, for the P heads q[0..P).
+template <int D, int P>
+inline void score_block(const float* const* q, const float* kt, int64_t cap, int64_t w0, float scale, float* s) {
+  float acc[P][kLanes] = {};
+  for (int c = 0; c < D; ++c) {
+    const float* k = kt + c * cap + w0;
+    for (int p = 0; p < P; ++p) {
+      const float qc = q[p][c];
+#pragma omp simd
+      for (int t = 0; t < kLanes; ++t) acc[p][t] = __builtin_fmaf(qc, k[t], acc[p][t]);
+    }
+  }
+  for (int p = 0; p < P; ++p)
+#pragma omp simd
+    for (int t = 0; t < kLanes; ++t) s[p * kLanes + t] = acc[p][t] * scale;
+}
+
+template <int D>
+void tree_attention_rows(const float* QK, const float* V, const int64_t* E, float* O, int64_t heads, int64_t kv,
+                         int64_t ldqk, int64_t ldv, int64_t ldo, float scale, int64_t begin, int64_t stop,
+                         int64_t deepest) {
+  const int64_t group = heads / kv;
+  const int64_t cap = (deepest + kLanes - 1) / kLanes * kLanes;
+  std::vector<float> keys(kv * D * cap, 0.f), values(kv * cap * D, 0.f), score(kPass * cap, 0.f);
+  std::vector<int64_t> path;
+  path.reserve(cap);
+  auto push = [&](int64_t j) {
+    const int64_t slot = static_cast<int64_t>(path.size());
+    path.push_back(j);
+    for (int64_t g = 0; g < kv; ++g) {
+      const float* k = QK + j * ldqk + (heads + g) * D;
+      float* kt = keys.data() + g * D * cap + slot;
+      for (int c = 0; c < D; ++c) kt[c * cap] = k[c];
+      std::copy(V + j * ldv + g * D, V + j * ldv + (g + 1) * D, values.data() + (g * cap + slot) * D);
+    }
+  };
+  for (int64_t j = 0; j < begin; ++j)  // the ancestors of the range's first query
+    if (E[j] > begin) push(j);
+  for (int64_t i = begin; i < stop; ++i) {
+    while (!path.empty() && E[path.back()] <= i) path.pop_back();
+    push(i);
+    const int64_t m = static_cast<int64_t>(path.size());
+    for (int64_t h0 = 0, pass = 0; h0 < heads; h0 += pass) {
+      // a pass: up to kPass heads of one key/value head
+      const int64_t g = h0 / group;
+      pass = std::min<int64_t>(kPass, (g + 1) * group - h0);
+      const float* q[kPass];
+      for (int64_t p = 0; p < pass; ++p) q[p] = QK + i * ldqk + (h0 + p) * D;
+      const float* kt = keys.data() + g * D * cap;
+      for (int64_t w0 = 0; w0 < m; w0 += kLanes) {
+        float block[kPass][kLanes];
+        switch (pass) {
+          case 1: score_block<D, 1>(q, kt, cap, w0, scale, block[0]); break;
+          case 2: score_block<D, 2>(q, kt, cap, w0, scale, block[0]); break;
+          case 3: score_block<D, 3>(q, kt, cap, w0, scale, block[0]); break;
+          default: score_block<D, 4>(q, kt, cap, w0, scale, block[0]); break;
+        }
+        for (int64_t p = 0; p < pass; ++p) std::copy(block[p], block[p] + kLanes, score.data() + p * cap + w0);
+      }
+      const float* vs = values.data() + g * cap * D;
+      for (int64_t p = 0; p < pass; ++p) {
+        float* s = score.data() + p * cap;
+        float top = -std::numeric_limits<float>::infinity();
+        for (int64_t w = 0; w < m; ++w) top = s[w] > top ? s[w] : top;
+        float total = 0.f;
+#pragma omp simd reduction(+ : total)
+        for (int64_t w = 0; w < m; ++w) {
+          s[w] = expf(s[w] - top);
+          total += s[w];
+        }
+        const float inv = 1.0f / total;
+        float* o = O + i * ldo + (h0 + p) * D;
+        for (int c0 = 0; c0 < D; c0 += kLanes) {
+          float acc[kLanes] = {};
+          for (int64_t w = 0; w < m; ++w) {
+            const float pw = s[w];
+            const float* vr = vs + w * D + c0;
+#pragma omp simd
+            for (int t = 0; t < kLanes; ++t) acc[t] = __builtin_fmaf(pw, vr[t], acc[t]);
+          }
+#pragma omp simd
+          for (int t = 0; t < kLanes; ++t) o[c0 + t] = acc[t] * inv;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void tree_attention(const torch::Tensor& qk, int64_t heads, const torch::Tensor& v, const torch::Tensor& end,
+                    double scale, torch::Tensor out) {
+  check(qk, "qk", 3);
+  check(v, "v", 3);
+  check(out, "out", 2);
+  TORCH_CHECK(end.scalar_type() == torch::kInt64 && end.dim() == 1 && end.is_contiguous(),
+              "tree_attention: end must be a contiguous int64 vector");
+  const int64_t n = qk.size(0), kv = qk.size(1) - heads, d = qk.size(2);
+  TORCH_CHECK(d == 16 || d == 32 || d == 64 || d == 128, "tree_attention: head size ", d,
+              " (16, 32, 64 or 128 expected)");
+  TORCH_CHECK(heads > 0 && kv > 0 && heads % kv == 0 && qk.stride(1) == d && v.size(0) == n && v.size(1) == kv &&
+                  v.size(2) == d && v.stride(1) == d && out.size(0) == n && out.size(1) == heads * d &&
+                  end.size(0) == n,
+              "tree_attention: shapes differ");
+  const int64_t* E = end.data_ptr<int64_t>();
+  // the intervals must nest; the deepest path is the most keys a query has
+  int64_t deepest = 0;
+  {
+    std::vector<int64_t> path;
+    for (int64_t i = 0; i < n; ++i) {
+      TORCH_CHECK(E[i] > i && E[i] <= n, "tree_attention: end[", i, "] = ", E[i], " is not in (", i, ", ", n, "]");
+      while (!path.empty() && E[path.back()] <= i) path.pop_back();
+      TORCH_CHECK(path.empty() || E[i] <= E[path.back()], "tree_attention: the intervals do not nest at ", i);
+      path.push_back(i);
+      deepest = std::max<int64_t>(deepest, static_cast<int64_t>(path.size()));
+    }
+  }
+  const float* QK = qk.data_ptr<float>();
+  const float* V = v.data_ptr<float>();
+  float* O = out.data_ptr<float>();
+  const int64_t ldqk = qk.stride(0), ldv = v.stride(0), ldo = out.stride(0);
+  const float sc = static_cast<float>(scale);
+  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t stop) {
+    switch (d) {
+      case 16: return tree_attention_rows<16>(QK, V, E, O, heads, kv, ldqk, ldv, ldo, sc, begin, stop, deepest);
+      case 32: return tree_attention_rows<32>(QK, V, E, O, heads, kv, ldqk, ldv, ldo, sc, begin, stop, deepest);
+      case 64: return tree_attention_rows<64>(QK, V, E, O, heads, kv, ldqk, ldv, ldo, sc, begin, stop, deepest);
+      default: return tree_attention_rows<128>(QK, V, E, O, heads, kv, ldqk, ldv, ldo, sc, begin, stop, deepest);
+    }
+  });
+}
+
+// For each target i of a row of log-probabilities (rows [R, V], row[i], target[i]):
+// value[i] = rows[row[i], target[i]] and greedy[i] = whether the target is the row's
+// argmax as torch decides it (the first maximum): no entry before it is >= its value and
+// none after it is larger. A row is read only as far as it takes to decide (a larger entry
+// ends the search); the rows are read only.
+void target_rank(const torch::Tensor& rows, const torch::Tensor& row, const torch::Tensor& target,
+                 torch::Tensor value, torch::Tensor greedy) {
+  check(rows, "rows", 2);
+  check(value, "value", 1);
+  for (const torch::Tensor* t : {&row, &target})
+    TORCH_CHECK(t->scalar_type() == torch::kInt64 && t->dim() == 1 && t->is_contiguous(),
+                "target_rank: row and target must be contiguous int64 vectors");
+  TORCH_CHECK(greedy.scalar_type() == torch::kBool && greedy.dim() == 1 && greedy.is_contiguous(),
+              "target_rank: greedy must be a contiguous bool vector");
+  const int64_t count = target.size(0), r_count = rows.size(0), vocab = rows.size(1), ld = rows.stride(0);
+  TORCH_CHECK(row.size(0) == count && value.size(0) == count && greedy.size(0) == count,
+              "target_rank: one row, value and greedy flag a target expected");
+  const int64_t* RI = row.data_ptr<int64_t>();
+  const int64_t* T = target.data_ptr<int64_t>();
+  for (int64_t i = 0; i < count; ++i)
+    TORCH_CHECK(RI[i] >= 0 && RI[i] < r_count && T[i] >= 0 && T[i] < vocab, "target_rank: target ", i,
+                " (row ", RI[i], ", entry ", T[i], ") is outside the rows");
+  const float* L = rows.data_ptr<float>();
+  float* VAL = value.data_ptr<float>();
+  bool* G = greedy.data_ptr<bool>();
+  constexpr int64_t kStep = 512;  // entries read before the search may stop
+  at::parallel_for(0, count, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* l = L + RI[i] * ld;
+      const int64_t t = T[i];
+      const float x = l[t];
+      bool first = true;
+      for (int64_t j0 = 0; j0 < vocab && first; j0 += kStep) {
+        const int64_t j1 = std::min(vocab, j0 + kStep);
+        // entries before the target may not equal it, entries after it may not exceed it
+        float m = -std::numeric_limits<float>::infinity();
+        const int64_t before = std::min(j1, std::max(j0, t));
+#pragma omp simd reduction(max : m)
+        for (int64_t j = j0; j < before; ++j) m = l[j] > m ? l[j] : m;
+        if (m >= x) first = false;
+        m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+        for (int64_t j = std::max(j0, t + 1); j < j1; ++j) m = l[j] > m ? l[j] : m;
+        if (m > x) first = false;
+      }
+      VAL[i] = x;
+      G[i] = first;
+    }
+  });
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rms_norm", &rms_norm, "RMS norm of each row, times the weight, into out");
   m.def("rotary", &rotary, "rotary positions of the first heads of each row, into out");
   m.def("swiglu", &swiglu, "gate = silu(gate) * up, in place");
   m.def("block_lse", &block_lse, "one vocabulary block of the streaming log-sum-exp");
+  m.def("tree_attention", &tree_attention, "attention of a packed prefix-tree row over each query's path, into out");
+  m.def("target_rank", &target_rank, "each target's log-probability and whether it is its row's argmax");
 }

@@ -110,6 +110,124 @@ def test_block_lse_is_the_streaming_log_sum_exp(native) -> None:
     )
 
 
+def _tree_row(seed: int, sequences: int, length: int, vocabulary: int) -> torch.Tensor:
+    """`end` of one packed row holding the prefix tree of random sequences over a small
+    vocabulary (so that they share prefixes), in depth-first order: `ancestor_intervals`."""
+    from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals
+
+    generator = torch.Generator().manual_seed(seed)
+    inputs = [
+        tuple(
+            torch.randint(
+                0,
+                vocabulary,
+                (int(torch.randint(1, length + 1, (1,), generator=generator)),),
+                generator=generator,
+            ).tolist()
+        )
+        for _ in range(sequences)
+    ]
+    tree = PrefixTree(inputs)
+    return torch.tensor(ancestor_intervals(tree, list(tree.order)))
+
+
+@pytest.mark.parametrize(("heads", "kv", "d", "threads"), [(4, 2, 16, 1), (9, 3, 64, 2), (2, 2, 32, 2)])
+def test_tree_attention_is_masked_attention_over_each_path(native, heads, kv, d, threads) -> None:
+    """Each query over its ancestors and itself (j <= i < end[j]), the grouped heads as
+    SDPA takes them, against SDPA with the whole mask in float64 (as close as SDPA's own
+    float32); with 2 threads each thread starts in the middle of a path (the ancestors of
+    its first query)."""
+    end = _tree_row(seed=d, sequences=40, length=30, vocabulary=3)
+    n = len(end)
+    assert n > 100 and int((end - torch.arange(n)).max()) > 1  # shared prefixes: a real tree
+    torch.manual_seed(0)
+    qkv = torch.randn(n, (heads + 2 * kv) * d) * 2
+    qk = qkv[:, : (heads + kv) * d].contiguous().view(n, heads + kv, d)
+    v = qkv[:, (heads + kv) * d :].view(n, kv, d)  # rows with a stride larger than their width
+    out = torch.full((n, heads * d), float("nan"))
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        native.tree_attention(qk, heads, v, end, d**-0.5, out)
+    finally:
+        torch.set_num_threads(before)
+    index = torch.arange(n)
+    allowed = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
+    q, k, vv = (t.transpose(0, 1)[None].double() for t in (qk[:, :heads], qk[:, heads:], v))
+    exact = F.scaled_dot_product_attention(q, k, vv, attn_mask=allowed, scale=d**-0.5, enable_gqa=True)
+    sdpa = F.scaled_dot_product_attention(
+        q.float(), k.float(), vv.float(), attn_mask=allowed, scale=d**-0.5, enable_gqa=True
+    )
+    exact, sdpa = (t[0].transpose(0, 1).reshape(n, heads * d) for t in (exact, sdpa))
+    # float32 rounding only: no further from the exact values than twice SDPA's own float32
+    assert float((out.double() - exact).abs().max()) <= max(
+        2 * float((sdpa.double() - exact).abs().max()), 1e-6
+    )
+
+
+def test_tree_attention_refuses_a_row_that_is_not_a_tree(native) -> None:
+    qk, v, out = torch.randn(4, 3, 16), torch.randn(4, 1, 16), torch.empty(4, 32)
+    with pytest.raises(RuntimeError, match="do not nest at 2"):
+        native.tree_attention(qk, 2, v, torch.tensor([3, 3, 4, 4]), 0.25, out)
+    with pytest.raises(RuntimeError, match=r"end\[1\] = 1 is not in \(1, 4\]"):
+        native.tree_attention(qk, 2, v, torch.tensor([4, 1, 4, 4]), 0.25, out)
+    with pytest.raises(RuntimeError, match=r"head size 8 \(16, 32, 64 or 128 expected\)"):
+        native.tree_attention(
+            torch.randn(4, 3, 8),
+            2,
+            torch.randn(4, 1, 8),
+            torch.tensor([4, 4, 4, 4]),
+            0.25,
+            torch.empty(4, 16),
+        )
+    for d in fast_llama.TREE_HEAD_SIZES:  # the sizes the forward sends it
+        native.tree_attention(
+            torch.randn(4, 3, d),
+            2,
+            torch.randn(4, 1, d),
+            torch.tensor([4, 4, 4, 4]),
+            0.25,
+            torch.empty(4, 2 * d),
+        )
+
+
+def test_target_rank_is_the_entry_and_torch_argmax(native) -> None:
+    """Ties decided as torch's argmax does (its first maximum), wherever they fall."""
+    torch.manual_seed(0)
+    rows = torch.randn(6, 1500)
+    rows[1, 700] = rows[1, 1400] = 9.0  # the target is the first of two maxima
+    rows[2, 3] = rows[2, 1200] = 9.0  # the target is the second: not greedy
+    rows[3, 1499] = 9.0  # the last entry
+    rows[4, 0] = 9.0  # the first
+    row = torch.tensor([0, 0, 1, 1, 2, 2, 3, 4, 5])
+    target = torch.tensor([int(rows[0].argmax()), 5, 700, 1400, 3, 1200, 1499, 0, 17])
+    value, greedy = torch.empty(9), torch.zeros(9, dtype=torch.bool)
+    native.target_rank(rows, row, target, value, greedy)
+    assert torch.equal(value, rows[row, target])
+    assert torch.equal(greedy, rows[row].argmax(dim=1) == target)
+    assert greedy.tolist() == [True, False, True, False, True, False, True, True, False]
+    with pytest.raises(RuntimeError, match="target 0 .row 6, entry 1. is outside the rows"):
+        native.target_rank(rows, torch.tensor([6]), torch.tensor([1]), value[:1], greedy[:1])
+
+
+def test_the_lm_eval_normalization_is_the_same_on_both_paths(native) -> None:
+    """The same log-probabilities bit for bit (both take torch's log_softmax's entry) and
+    the same greedy flags, targets sharing rows included."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(16, 300, bias=False)
+    hidden = torch.randn(40, 16) * 4
+    owner = torch.cat([torch.arange(40), torch.randint(0, 40, (20,))])
+    logits = hidden @ linear.weight.detach().t()
+    targets = torch.cat([logits.argmax(dim=1), torch.randint(0, 300, (20,))])  # greedy and not
+    head = output_layer.OutputLayer(linear, None, None, "lm-eval")
+    with torch.inference_mode():
+        fused = output_layer._score_rows(head, hidden, targets, owner)
+        with torch_operations():
+            plain = output_layer._score_rows(head, hidden, targets, owner)
+    assert torch.equal(fused[0], plain[0])
+    assert torch.equal(fused[1], plain[1]) and bool(fused[1][:40].all())
+
+
 def test_a_kernel_refuses_what_it_cannot_take(native) -> None:
     with pytest.raises(RuntimeError, match="float32 expected"):
         native.rms_norm(torch.randn(3, 4).double(), torch.ones(4), 1e-5, torch.empty(3, 4))

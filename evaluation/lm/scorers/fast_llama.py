@@ -16,8 +16,12 @@ from the system each time), and attention runs in pieces of
 `PIECE_ROWS` queries, each over its own keys (`attention_pieces`), as one 4D call to
 SDPA, which then runs its CPU flash kernel (a 3D call with grouped keys takes its math
 path). Where the native kernels are built (`evaluation.lm.kernels`), the RMS norms, the
-rotary positions and the SiLU-gated product are one C++ pass each instead (float32
-only). The numbers are those of transformers' forward to float32 rounding
+rotary positions and the SiLU-gated product are one C++ pass each instead, and the
+attention is `tree_attention`: each query over its own path only (about 15 keys a query
+on WSC273 where the pieces hold 60 or more), its numbers computed the way SDPA's flash
+kernel computes them, with no gathered keys (float32, the head sizes of
+`TREE_HEAD_SIZES`). The rotary cos and sin are taken from a table of the row's distinct
+positions (`_rotary_rows`). The numbers are those of transformers' forward to float32 rounding
 (tests/evaluation/test_prefix_tree.py and the lm-eval parity tests check the scores).
 
 Used only where `supports(base)` holds: a `LlamaModel` (SmolLM2 is one) with SiLU, no
@@ -149,6 +153,8 @@ def _rebind(modules, whole: torch.Tensor) -> None:
 
 #: Queries per attention piece (`attention_pieces`).
 PIECE_ROWS = 32
+#: The head sizes the native tree attention takes (kernels.cpp `tree_attention`).
+TREE_HEAD_SIZES = (16, 32, 64, 128)
 
 
 def attention_pieces(end: torch.Tensor, rows: int) -> tuple[int, torch.Tensor, torch.Tensor]:
@@ -212,21 +218,8 @@ def hidden_states(
     x = base.embed_tokens(tokens)  # [n, H], a new tensor: the residual adds write into it
     # the fused passes of kernels.cpp when they are built for this machine (float32 only)
     native = kernels.get() if x.dtype == torch.float32 else None
-    cos, sin = base.rotary_emb(x[None], positions[None])  # [1, n, head_dim]
-    cos_rows, sin_rows = cos[0].contiguous(), sin[0].contiguous()  # [n, head_dim]: the native rotary's
+    cos_rows, sin_rows = _rotary_rows(base, x, positions)  # [n, head_dim]
     half = head_dim // 2
-    cos = cos[0][:, None, :]  # [n, 1, head_dim]
-    # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
-    sin1 = sin[0][:, None, :half].contiguous()
-    sin2 = sin[0][:, None, half:].contiguous()
-    length, key_index, allowed = attention_pieces(end, PIECE_ROWS)
-    mask = additive(allowed, x.dtype)
-    count, width = key_index.shape
-    flat_keys = key_index.reshape(-1)
-    # the rotated queries and keys of every layer go to one buffer with the attention
-    # pieces' padding rows at its end: zeros, written once, so no layer pads its queries
-    rotated_rows = torch.zeros((count * length, n_heads + n_kv, head_dim), dtype=x.dtype)
-    rotated = rotated_rows[:n]
     fused = _fused(base)
     # every layer's normed states and projections go to buffers of this call, not to new
     # tensors: new ones of these sizes are fresh pages from the system each time
@@ -236,11 +229,32 @@ def hidden_states(
     inter = gate_up_rows.shape[1] // 2
     # views of those buffers, the same for every layer
     qk = qkv_rows[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
-    qk_low, qk_high = qk[..., :half], qk[..., half:]
-    rotated_low, rotated_high = rotated[..., :half], rotated[..., half:]
-    q = rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)  # [P, heads, L, d]
-    k_rows, v_rows = rotated[:, n_heads:], qkv_rows[:, q_size + kv_size :].view(n, n_kv, head_dim)
+    v_rows = qkv_rows[:, q_size + kv_size :].view(n, n_kv, head_dim)
     gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
+    tree = native is not None and head_dim in TREE_HEAD_SIZES
+    if tree:
+        # each query over its own path only (kernels.cpp `tree_attention`)
+        rotated = torch.empty((n, n_heads + n_kv, head_dim), dtype=x.dtype)
+        attended = torch.empty((n, q_size), dtype=x.dtype)
+    else:
+        length, key_index, allowed = attention_pieces(end, PIECE_ROWS)
+        mask = additive(allowed, x.dtype)
+        count, width = key_index.shape
+        flat_keys = key_index.reshape(-1)
+        # the rotated queries and keys of every layer go to one buffer with the attention
+        # pieces' padding rows at its end: zeros, written once, so no layer pads its queries
+        rotated_rows = torch.zeros((count * length, n_heads + n_kv, head_dim), dtype=x.dtype)
+        rotated = rotated_rows[:n]
+        q = (
+            rotated_rows[:, :n_heads].view(count, length, n_heads, head_dim).transpose(1, 2)
+        )  # [P, heads, L, d]
+        k_rows = rotated[:, n_heads:]
+        cos = cos_rows[:, None, :]  # [n, 1, head_dim]
+        # rotate_half(x) * sin = [-x2 * sin1, x1 * sin2] for x = [x1, x2]
+        sin1 = sin_rows[:, None, :half].contiguous()
+        sin2 = sin_rows[:, None, half:].contiguous()
+        qk_low, qk_high = qk[..., :half], qk[..., half:]
+        rotated_low, rotated_high = rotated[..., :half], rotated[..., half:]
     last = len(fused) - 1
     for i, layer in enumerate(fused):
         h = _rms_norm(x, *layer.input_norm, h_rows, native)
@@ -251,14 +265,18 @@ def hidden_states(
             torch.mul(qk, cos, out=rotated)
             rotated_low.addcmul_(qk_high, sin1, value=-1)
             rotated_high.addcmul_(qk_low, sin2)
-        k = k_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
-        v = v_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
-        # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
-        # its math path: docs/scoring.md, "Profile")
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=layer.scaling, enable_gqa=n_kv != n_heads
-        )  # [P, heads, L, d]
-        out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
+        if tree and native is not None:
+            native.tree_attention(rotated, n_heads, v_rows, end, layer.scaling, attended)
+            out = attended
+        else:
+            k = k_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+            v = v_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
+            # 4D: SDPA takes its CPU flash kernel (a 3D call with grouped keys falls back to
+            # its math path: docs/scoring.md, "Profile")
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, scale=layer.scaling, enable_gqa=n_kv != n_heads
+            )  # [P, heads, L, d]
+            out = out.transpose(1, 2).reshape(count * length, q_size)[:n]
         if rows is not None and i == last:
             # the rest of the last layer works only at the rows asked for
             x, out = x.index_select(0, rows), out.index_select(0, rows)
@@ -273,6 +291,15 @@ def hidden_states(
             F.silu(gate, inplace=True).mul_(up)
         x.addmm_(gate, layer.down_t)
     return _rms_norm(x, *_norm(base.norm), torch.empty_like(x), native)
+
+
+def _rotary_rows(base, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) [n, head_dim] of each row's position: the model's rotary embedding of the
+    distinct positions 0 ... max (a packed row's positions are depths, a few dozen), then
+    one row of that table a position, instead of the embedding's cos and sin of every row."""
+    span = torch.arange(int(positions.max()) + 1 if len(positions) else 1)
+    cos, sin = base.rotary_emb(x[None], span[None])  # [1, positions, head_dim]
+    return cos[0].index_select(0, positions), sin[0].index_select(0, positions)
 
 
 def _norm(norm) -> tuple[torch.Tensor, torch.Tensor, float]:
