@@ -159,7 +159,7 @@ namespace {
 
 constexpr int kPass = 4;  // query heads scored in one pass over a key block
 
-// s[p][w0 + t] = scale * (q_p . key w0 + t), t < kLanes, for the P heads q[0..P).
+// s[p * cap + w0 + t] = scale * (q_p . key w0 + t), t < kLanes, for the P heads q[0..P).
 template <int D, int P>
 inline void score_block(const float* const* q, const float* kt, int64_t cap, int64_t w0, float scale, float* s) {
   float acc[P][kLanes] = {};
@@ -173,7 +173,7 @@ inline void score_block(const float* const* q, const float* kt, int64_t cap, int
   }
   for (int p = 0; p < P; ++p)
 #pragma omp simd
-    for (int t = 0; t < kLanes; ++t) s[p * kLanes + t] = acc[p][t] * scale;
+    for (int t = 0; t < kLanes; ++t) s[p * cap + w0 + t] = acc[p][t] * scale;
 }
 
 template <int D>
@@ -208,15 +208,13 @@ void tree_attention_rows(const float* QK, const float* V, const int64_t* E, floa
       const float* q[kPass];
       for (int64_t p = 0; p < pass; ++p) q[p] = QK + i * ldqk + (h0 + p) * D;
       const float* kt = keys.data() + g * D * cap;
-      for (int64_t w0 = 0; w0 < m; w0 += kLanes) {
-        float block[kPass][kLanes];
+      for (int64_t w0 = 0; w0 < m; w0 += kLanes) {  // cap is whole blocks: w0 + kLanes <= cap
         switch (pass) {
-          case 1: score_block<D, 1>(q, kt, cap, w0, scale, block[0]); break;
-          case 2: score_block<D, 2>(q, kt, cap, w0, scale, block[0]); break;
-          case 3: score_block<D, 3>(q, kt, cap, w0, scale, block[0]); break;
-          default: score_block<D, 4>(q, kt, cap, w0, scale, block[0]); break;
+          case 1: score_block<D, 1>(q, kt, cap, w0, scale, score.data()); break;
+          case 2: score_block<D, 2>(q, kt, cap, w0, scale, score.data()); break;
+          case 3: score_block<D, 3>(q, kt, cap, w0, scale, score.data()); break;
+          default: score_block<D, 4>(q, kt, cap, w0, scale, score.data()); break;
         }
-        for (int64_t p = 0; p < pass; ++p) std::copy(block[p], block[p] + kLanes, score.data() + p * cap + w0);
       }
       const float* vs = values.data() + g * cap * D;
       for (int64_t p = 0; p < pass; ++p) {

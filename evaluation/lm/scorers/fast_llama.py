@@ -231,8 +231,8 @@ def hidden_states(
     qk = qkv_rows[:, : q_size + kv_size].view(n, n_heads + n_kv, head_dim)
     v_rows = qkv_rows[:, q_size + kv_size :].view(n, n_kv, head_dim)
     gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
-    tree = native is not None and head_dim in TREE_HEAD_SIZES
-    if tree:
+    tree_attention = native.tree_attention if native is not None and head_dim in TREE_HEAD_SIZES else None
+    if tree_attention is not None:
         # each query over its own path only (kernels.cpp `tree_attention`)
         rotated = torch.empty((n, n_heads + n_kv, head_dim), dtype=x.dtype)
         attended = torch.empty((n, q_size), dtype=x.dtype)
@@ -265,8 +265,8 @@ def hidden_states(
             torch.mul(qk, cos, out=rotated)
             rotated_low.addcmul_(qk_high, sin1, value=-1)
             rotated_high.addcmul_(qk_low, sin2)
-        if tree and native is not None:
-            native.tree_attention(rotated, n_heads, v_rows, end, layer.scaling, attended)
+        if tree_attention is not None:
+            tree_attention(rotated, n_heads, v_rows, end, layer.scaling, attended)
             out = attended
         else:
             k = k_rows.index_select(0, flat_keys).view(count, width, n_kv, head_dim).transpose(1, 2)
