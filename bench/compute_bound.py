@@ -64,11 +64,15 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
     """Measured fp32 FLOP/s of (every linear layer below the output layer on ``rows`` rows,
     the output layer on ``head_rows`` rows, whole or in blocks of HEAD_VOCAB_BLOCK
     vocabulary rows, whichever is faster), with the model's own weights, each product
-    into a new tensor or into one kept for its shape, whichever is faster; the best of
+    into a new tensor or into one kept for its shape, and where the native kernels are
+    built also with the weights packed once for MKL's products (kernels.cpp
+    `packed_mm`, as Winnow's forward reads them), whichever is fastest; the best of
     repeats over about ``seconds`` each."""
     import torch
     import torch.nn.functional as F
 
+    from evaluation.lm import kernels
+    from evaluation.lm.scorers import prepacked
     from evaluation.lm.scorers.output_layer import HEAD_VOCAB_BLOCK
 
     body, head = linear_weights(hf_model)
@@ -115,6 +119,35 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
         t_body = min(best(run_body, seconds / 2), best(run_body_kept, seconds / 2))
         # the output layer whole and in vocabulary blocks (as Winnow runs it): the faster counts
         t_head = min(best(run_head, seconds / 4), best(run_head_blocks, seconds / 4))
+        native = kernels.get()
+        if prepacked.usable(native):
+            # and the weights packed for MKL's products once (as Winnow's forward reads
+            # them where the native kernels are built): the fastest counts
+            packed_body = [native.pack_weight(w.contiguous()) for w in body]
+            whole = native.pack_weight(head.contiguous())
+            vocabulary = head.shape[0]
+            packed_blocks = [
+                native.pack_weight(head[start : start + HEAD_VOCAB_BLOCK].contiguous())
+                for start in range(0, vocabulary - HEAD_VOCAB_BLOCK + 1, HEAD_VOCAB_BLOCK)
+            ]
+            whole_out = torch.empty(max(1, head_rows), vocabulary)
+
+            def run_body_packed() -> None:
+                for w, p in zip(body, packed_body, strict=True):
+                    native.packed_mm(inputs[w.shape[1]], p, w.shape[0], 0.0, outputs[w.shape[0]])
+
+            def run_head_packed() -> None:
+                native.packed_mm(x, whole, vocabulary, 0.0, whole_out)
+
+            def run_head_blocks_packed() -> None:
+                for p in packed_blocks:
+                    native.packed_mm(x, p, HEAD_VOCAB_BLOCK, 0.0, block)
+
+            t_body = min(t_body, best(run_body_packed, seconds / 2))
+            t_head = min(
+                t_head, best(run_head_packed, seconds / 4), best(run_head_blocks_packed, seconds / 4)
+            )
+            del packed_body, whole, packed_blocks, whole_out
     return body_flops * rows / t_body, head_flops * max(1, head_rows) / t_head
 
 

@@ -15,6 +15,17 @@
 // -ffast-math; that option is not used (it would change every other operation's rounding).
 extern "C" float expf(float) __attribute__((__simd__("notinbranch")));
 
+// MKL's packed matrix products (CBLAS, LP64), from torch's own libtorch_cpu: torch's x86
+// builds link MKL in and export these. Weak, so that the module still loads with a torch
+// that has no MKL; `packed_available` then says false and the torch products run.
+extern "C" {
+size_t cblas_sgemm_pack_get_size(int identifier, int m, int n, int k) __attribute__((weak));
+void cblas_sgemm_pack(int layout, int identifier, int trans, int m, int n, int k, float alpha, const float* src,
+                      int ld, float* dest) __attribute__((weak));
+void cblas_sgemm_compute(int layout, int transa, int transb, int m, int n, int k, const float* a, int lda,
+                         const float* b, int ldb, float beta, float* c, int ldc) __attribute__((weak));
+}
+
 namespace {
 
 constexpr int64_t kGrain = 16;  // rows a thread takes at least
@@ -289,6 +300,29 @@ void tree_attention(const torch::Tensor& qk, int64_t heads, const torch::Tensor&
   });
 }
 
+// The arguments of `target_rank` and `lm_eval_targets`: float32 rows [R, V] with contiguous
+// entries, contiguous int64 row and target vectors, a float32 value and a bool greedy
+// vector, one each a target, every (row, target) inside the rows.
+void check_targets(const torch::Tensor& rows, const torch::Tensor& row, const torch::Tensor& target,
+                   const torch::Tensor& value, const torch::Tensor& greedy, const char* name) {
+  check(rows, "rows", 2);
+  check(value, "value", 1);
+  for (const torch::Tensor* t : {&row, &target})
+    TORCH_CHECK(t->scalar_type() == torch::kInt64 && t->dim() == 1 && t->is_contiguous(), name,
+                ": row and target must be contiguous int64 vectors");
+  TORCH_CHECK(greedy.scalar_type() == torch::kBool && greedy.dim() == 1 && greedy.is_contiguous(), name,
+              ": greedy must be a contiguous bool vector");
+  const int64_t count = target.size(0), r_count = rows.size(0), vocab = rows.size(1);
+  TORCH_CHECK(row.size(0) == count && value.size(0) == count && greedy.size(0) == count, name,
+              ": one row, value and greedy flag a target expected");
+  TORCH_CHECK(vocab > 0, name, ": empty rows");
+  const int64_t* RI = row.data_ptr<int64_t>();
+  const int64_t* T = target.data_ptr<int64_t>();
+  for (int64_t i = 0; i < count; ++i)
+    TORCH_CHECK(RI[i] >= 0 && RI[i] < r_count && T[i] >= 0 && T[i] < vocab, name, ": target ", i, " (row ",
+                RI[i], ", entry ", T[i], ") is outside the rows");
+}
+
 // For each target i of a row of log-probabilities (rows [R, V], row[i], target[i]):
 // value[i] = rows[row[i], target[i]] and greedy[i] = whether the target is the row's
 // argmax as torch decides it (the first maximum): no entry before it is >= its value and
@@ -296,21 +330,10 @@ void tree_attention(const torch::Tensor& qk, int64_t heads, const torch::Tensor&
 // ends the search); the rows are read only.
 void target_rank(const torch::Tensor& rows, const torch::Tensor& row, const torch::Tensor& target,
                  torch::Tensor value, torch::Tensor greedy) {
-  check(rows, "rows", 2);
-  check(value, "value", 1);
-  for (const torch::Tensor* t : {&row, &target})
-    TORCH_CHECK(t->scalar_type() == torch::kInt64 && t->dim() == 1 && t->is_contiguous(),
-                "target_rank: row and target must be contiguous int64 vectors");
-  TORCH_CHECK(greedy.scalar_type() == torch::kBool && greedy.dim() == 1 && greedy.is_contiguous(),
-              "target_rank: greedy must be a contiguous bool vector");
-  const int64_t count = target.size(0), r_count = rows.size(0), vocab = rows.size(1), ld = rows.stride(0);
-  TORCH_CHECK(row.size(0) == count && value.size(0) == count && greedy.size(0) == count,
-              "target_rank: one row, value and greedy flag a target expected");
+  check_targets(rows, row, target, value, greedy, "target_rank");
+  const int64_t count = target.size(0), vocab = rows.size(1), ld = rows.stride(0);
   const int64_t* RI = row.data_ptr<int64_t>();
   const int64_t* T = target.data_ptr<int64_t>();
-  for (int64_t i = 0; i < count; ++i)
-    TORCH_CHECK(RI[i] >= 0 && RI[i] < r_count && T[i] >= 0 && T[i] < vocab, "target_rank: target ", i,
-                " (row ", RI[i], ", entry ", T[i], ") is outside the rows");
   const float* L = rows.data_ptr<float>();
   float* VAL = value.data_ptr<float>();
   bool* G = greedy.data_ptr<bool>();
@@ -340,6 +363,135 @@ void target_rank(const torch::Tensor& rows, const torch::Tensor& row, const torc
   });
 }
 
+namespace {
+// The sum of a row's exp(x - max) as torch's float32 log_softmax adds it (ATen's
+// map_reduce_all with its vector of `lanes` floats, then VecReduceAllSIMD): each lane adds
+// its entries (j = lane, lane + lanes, ...) one after another, a partial last vector adds
+// to its first lanes only, and the lanes are added pairwise, halves first.
+template <int lanes>
+float torch_sum_exp(const float* x, int64_t v, float top) {
+  float acc[lanes];
+  if (v < lanes) {  // torch's slow path: the entries one after another
+    float s = expf(x[0] - top);
+    for (int64_t j = 1; j < v; ++j) s += expf(x[j] - top);
+    return s;
+  }
+#pragma omp simd
+  for (int l = 0; l < lanes; ++l) acc[l] = expf(x[l] - top);
+  const int64_t whole = v - v % lanes;
+  for (int64_t j = lanes; j < whole; j += lanes) {
+#pragma omp simd
+    for (int l = 0; l < lanes; ++l) acc[l] += expf(x[j + l] - top);
+  }
+  for (int64_t l = 0; l < v - whole; ++l) acc[l] += expf(x[whole + l] - top);
+  for (int width = lanes / 2; width >= 1; width /= 2)  // lane i += lane i ^ width
+    for (int l = 0; l < width; ++l) acc[l] = acc[l] + acc[l + width];
+  return acc[0];
+}
+}  // namespace
+
+// lm-evaluation-harness's normalization of whole float32 logit rows ([R, V]) at the targets
+// only, with the rows read twice and nothing written: for target i of row row[i],
+// value[i] = log_softmax(rows[row[i]])[target[i]] as torch's float32 log_softmax computes it
+// ((x - max) - log(sum), the sum in torch's order for a vector of `lanes` floats: 16 where
+// torch runs its AVX-512 kernels, 8 for AVX2) and greedy[i] = whether the target is the
+// first maximum of that normalised row (torch's argmax).
+void lm_eval_targets(const torch::Tensor& rows, const torch::Tensor& row, const torch::Tensor& target,
+                     int64_t lanes, torch::Tensor value, torch::Tensor greedy) {
+  TORCH_CHECK(lanes == 8 || lanes == 16, "lm_eval_targets: lanes must be 8 or 16");
+  check_targets(rows, row, target, value, greedy, "lm_eval_targets");
+  const int64_t count = target.size(0), r_count = rows.size(0), vocab = rows.size(1), ld = rows.stride(0);
+  const int64_t* RI = row.data_ptr<int64_t>();
+  const int64_t* T = target.data_ptr<int64_t>();
+  const float* L = rows.data_ptr<float>();
+  // each row with a target: its maximum and log(sum exp(x - max))
+  std::vector<char> used(r_count, 0);
+  for (int64_t i = 0; i < count; ++i) used[RI[i]] = 1;
+  std::vector<float> top(r_count), log_sum(r_count);
+  at::parallel_for(0, r_count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      if (!used[r]) continue;
+      const float* x = L + r * ld;
+      float m = x[0];
+      for (int64_t j = 1; j < vocab; ++j) m = x[j] > m ? x[j] : m;
+      const float s = lanes == 16 ? torch_sum_exp<16>(x, vocab, m) : torch_sum_exp<8>(x, vocab, m);
+      top[r] = m;
+      log_sum[r] = std::log(s);
+    }
+  });
+  float* VAL = value.data_ptr<float>();
+  bool* G = greedy.data_ptr<bool>();
+  at::parallel_for(0, count, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t r = RI[i], t = T[i];
+      const float* x = L + r * ld;
+      const float m = top[r], ls = log_sum[r];
+      const float v = (x[t] - m) - ls;
+      // the normalisation keeps the order (or makes ties), so the row's largest normalised
+      // entry is the maximum's, -log(sum); the target is the first one equal to it
+      bool first = v == (m - m) - ls;
+      for (int64_t j = 0; j < t && first; ++j) first = !((x[j] - m) - ls == v);
+      VAL[i] = v;
+      G[i] = first;
+    }
+  });
+}
+
+namespace {
+// CBLAS's enumerations (mkl_cblas.h)
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kPacked = 151, kBMatrix = 162;
+// The row count packing is asked for: MKL's packed size and layout of a weight depend on
+// its own shape only (measured: the same for 1 to 4,096 rows), and the products read it
+// at any row count.
+constexpr int kPackRows = 1024;
+
+int as_int(int64_t v, const char* what) {
+  TORCH_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), what, " is too large for MKL's products");
+  return static_cast<int>(v);
+}
+}  // namespace
+
+bool packed_available() { return cblas_sgemm_pack_get_size && cblas_sgemm_pack && cblas_sgemm_compute; }
+
+// A linear layer's weight [n, k] (out = x @ weight.T) in MKL's packed layout, in a new
+// float32 tensor of the size MKL asks for: the product then reads the weight as its kernel
+// wants it instead of repacking it at every call. The packed data must stay where it is
+// (MKL's layout depends on its alignment): a copy of the tensor is not a packed weight.
+torch::Tensor pack_weight(const torch::Tensor& weight) {
+  TORCH_CHECK(packed_available(), "pack_weight: this torch build has no MKL packed products");
+  check(weight, "weight", 2);
+  const int n = as_int(weight.size(0), "the weight"), k = as_int(weight.size(1), "the weight");
+  const int ld = as_int(weight.stride(0), "the weight's row stride");
+  const size_t bytes = cblas_sgemm_pack_get_size(kBMatrix, kPackRows, n, k);
+  auto packed = torch::empty({static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))}, weight.options());
+  cblas_sgemm_pack(kRowMajor, kBMatrix, kTrans, kPackRows, n, k, 1.0f, weight.data_ptr<float>(), ld,
+                   packed.data_ptr<float>());
+  return packed;
+}
+
+// out = x @ weight.T + beta * out for a weight [n, k] packed by `pack_weight`; beta 0 (out
+// overwritten) or 1 (added to: the residual add of addmm_). x [m, k] and out [m, n] with
+// contiguous rows (any row stride). The same numbers as torch's product (MKL's sgemm) from
+// a few hundred rows (200 for SmolLM2's shapes); with fewer, torch's product takes another
+// of MKL's paths, and the two differ by float32 rounding.
+void packed_mm(const torch::Tensor& x, const torch::Tensor& packed, int64_t n, double beta, torch::Tensor out) {
+  TORCH_CHECK(packed_available(), "packed_mm: this torch build has no MKL packed products");
+  check(x, "x", 2);
+  check(out, "out", 2);
+  TORCH_CHECK(packed.scalar_type() == torch::kFloat32 && packed.dim() == 1 && packed.is_contiguous(),
+              "packed_mm: a weight packed by pack_weight expected");
+  TORCH_CHECK(beta == 0.0 || beta == 1.0, "packed_mm: beta must be 0 or 1");
+  const int m = as_int(x.size(0), "x"), k = as_int(x.size(1), "x"), cols = as_int(n, "n");
+  TORCH_CHECK(out.size(0) == m && out.size(1) == n, "packed_mm: out must be [", m, ", ", n, "]");
+  const size_t bytes = cblas_sgemm_pack_get_size(kBMatrix, kPackRows, cols, k);
+  TORCH_CHECK(static_cast<size_t>(packed.numel()) * sizeof(float) >= bytes,
+              "packed_mm: the packed weight is not one of [", n, ", ", k, "]");
+  if (m == 0) return;
+  cblas_sgemm_compute(kRowMajor, kNoTrans, kPacked, m, cols, k, x.data_ptr<float>(), as_int(x.stride(0), "x"),
+                      packed.data_ptr<float>(), k, static_cast<float>(beta), out.data_ptr<float>(),
+                      as_int(out.stride(0), "out"));
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rms_norm", &rms_norm, "RMS norm of each row, times the weight, into out");
   m.def("rotary", &rotary, "rotary positions of the first heads of each row, into out");
@@ -347,4 +499,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("block_lse", &block_lse, "one vocabulary block of the streaming log-sum-exp");
   m.def("tree_attention", &tree_attention, "attention of a packed prefix-tree row over each query's path, into out");
   m.def("target_rank", &target_rank, "each target's log-probability and whether it is its row's argmax");
+  m.def("lm_eval_targets", &lm_eval_targets, "lm-eval's log_softmax at the targets, and whether each is its row's argmax");
+  m.def("packed_available", &packed_available, "whether torch's MKL packed products can be called");
+  m.def("pack_weight", &pack_weight, "a linear layer's weight [n, k] in MKL's packed layout");
+  m.def("packed_mm", &packed_mm, "out = x @ weight.T + beta * out, the weight packed");
 }

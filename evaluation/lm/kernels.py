@@ -4,14 +4,19 @@
     kernels.build()          # compile for this machine, once (about a minute), into kernel_dir()
     native = kernels.get()   # the loaded module, or None: the torch operations run instead
 
-Six float32 passes that torch runs as two or more operations each: the RMS norm, the
+Seven float32 passes that torch runs as two or more operations each: the RMS norm, the
 rotary positions of the queries and keys, the SiLU-gated product, the attention of a
 packed prefix-tree row over each query's own path (`tree_attention`; torch: a gather of
 the keys and SDPA over pieces of the row), one vocabulary block of the output layer's
-streaming log-sum-exp, and each target's entry and argmax test in lm-eval's normalised
-rows (`target_rank`) (docs/scoring.md, "Exactness and speed", point 7). They compute the
-same functions as the torch path, to float32 rounding (the order of a row's additions and
-glibc's vector `expf` instead of torch's differ), on torch's own thread pool.
+streaming log-sum-exp, each target's entry and argmax test in lm-eval's normalised rows
+(`target_rank`), and lm-eval's normalization at the targets alone, its sum added in
+torch's order (`lm_eval_targets`) (docs/scoring.md, "Exactness and speed", points 7 and
+8). They compute the same functions as the torch path, to float32 rounding (the order of
+a row's additions and glibc's vector `expf` instead of torch's differ), on torch's own
+thread pool. And MKL's packed matrix products, from torch's own MKL (`pack_weight`,
+`packed_mm`; `packed_available()` is false with a torch that has none): the same numbers
+as torch's products from a few hundred rows, without repacking the weight at every call
+(point 8; evaluation/lm/scorers/prepacked.py keeps the packed weights).
 
 The module is compiled with g++ for this machine's CPU (`-march=native`) by torch's
 extension builder (which needs `ninja`, the Python headers and g++), into

@@ -1,6 +1,8 @@
 """Fixtures shared by the evaluation tests: the tiny random models of each kind
-(tests/evaluation/tiny_models.py), a published WSC release, two runs on it, and a models
-folder holding a tiny masked LM."""
+(tests/evaluation/tiny_models.py), a published WSC release, two runs on it, a models
+folder holding a tiny masked LM, and the native kernels."""
+
+import os
 
 import pytest
 
@@ -41,3 +43,22 @@ def models_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("models")
     build_masked(folder / "cloze-bert")
     return folder
+
+
+@pytest.fixture(scope="module")
+def native():
+    """The native kernels (evaluation/lm/kernels.cpp), built when needed: where they cannot
+    be built (no g++) the test skips, except in CI (WINNOW_REQUIRE_SERVICES=1), where
+    that fails."""
+    from evaluation.lm import kernels
+
+    try:
+        kernels.build()
+    except kernels.KernelBuildError as exc:
+        message = f"the native kernels cannot be built here: {exc}"
+        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    module = kernels.get()
+    assert module is not None, "built, but not loaded: is WINNOW_NATIVE_KERNELS off?"
+    return module

@@ -2,7 +2,8 @@
 
 They are built once per machine (`manage.py models --build-kernels`, which `./winnow test`
 runs first); the `native` fixture builds them when needed. Where they cannot be built (no
-g++), these tests skip, except in CI (WINNOW_REQUIRE_SERVICES=1), where that fails.
+g++), these tests skip, except in CI (WINNOW_REQUIRE_SERVICES=1), where that fails
+(the fixture is in conftest.py: test_prepacked.py takes it too).
 """
 
 from __future__ import annotations
@@ -19,20 +20,6 @@ from evaluation.lm import kernels
 from evaluation.lm.scorers import fast_llama, output_layer
 from evaluation.lm.scorers.causal import loglikelihood
 from tests.evaluation.test_prefix_tree import REQUESTS, alone
-
-
-@pytest.fixture(scope="module")
-def native():
-    try:
-        kernels.build()
-    except kernels.KernelBuildError as exc:
-        message = f"the native kernels cannot be built here: {exc}"
-        if os.environ.get("WINNOW_REQUIRE_SERVICES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    module = kernels.get()
-    assert module is not None, "built, but not loaded: is WINNOW_NATIVE_KERNELS off?"
-    return module
 
 
 @contextmanager
@@ -210,9 +197,13 @@ def test_target_rank_is_the_entry_and_torch_argmax(native) -> None:
         native.target_rank(rows, torch.tensor([6]), torch.tensor([1]), value[:1], greedy[:1])
 
 
-def test_the_lm_eval_normalization_is_the_same_on_both_paths(native) -> None:
-    """The same log-probabilities bit for bit (both take torch's log_softmax's entry) and
-    the same greedy flags, targets sharing rows included."""
+@pytest.mark.parametrize("lanes", ["torch's", None])
+def test_the_lm_eval_normalization_is_the_same_on_both_paths(native, lanes, monkeypatch) -> None:
+    """The same greedy flags, targets sharing rows included, and the same log-probabilities:
+    bit for bit through `target_rank` (both take torch's log_softmax's entry), to a unit or
+    two in the last place through `lm_eval_targets` (glibc's exp and log, not torch's)."""
+    if lanes is None:
+        monkeypatch.setattr(output_layer, "torch_lanes", lambda: None)
     torch.manual_seed(0)
     linear = torch.nn.Linear(16, 300, bias=False)
     hidden = torch.randn(40, 16) * 4
@@ -224,8 +215,47 @@ def test_the_lm_eval_normalization_is_the_same_on_both_paths(native) -> None:
         fused = output_layer._score_rows(head, hidden, targets, owner)
         with torch_operations():
             plain = output_layer._score_rows(head, hidden, targets, owner)
-    assert torch.equal(fused[0], plain[0])
+    if lanes is None:
+        assert torch.equal(fused[0], plain[0])
+    else:
+        torch.testing.assert_close(fused[0], plain[0], rtol=0, atol=4 * torch.finfo(torch.float32).eps * 16)
     assert torch.equal(fused[1], plain[1]) and bool(fused[1][:40].all())
+
+
+@pytest.mark.parametrize("vocabulary", [49152, 49157, 40, 7])
+def test_lm_eval_targets_adds_in_torch_order(native, vocabulary: int) -> None:
+    """Against torch's own log_softmax and argmax: each target's entry to two units in the
+    last place (at SmolLM2's 49,152 entries, half the rows' sums or more to the bit), and
+    far closer with torch's vector width than with the other (the order of additions
+    is what makes lm-eval's numbers); ties decided as argmax does (its first maximum)."""
+    lanes = output_layer.torch_lanes()
+    if lanes is None:
+        pytest.skip(f"torch's vector width on {torch.backends.cpu.get_cpu_capability()} is not known here")
+    torch.manual_seed(vocabulary)
+    rows = torch.randn(48, vocabulary) * 4
+    rows[1, 3] = rows[1, 5] = 30.0  # a tie: the first is greedy, the second not
+    rows[2, 4] = 30.0
+    rows[2, 6] = torch.nextafter(torch.tensor(30.0), torch.tensor(0.0))  # normalised, ties 4's
+    row = torch.cat([torch.arange(48), torch.tensor([1, 1, 2, 2]), torch.randint(0, 48, (100,))])
+    target = torch.cat([rows.argmax(dim=1), torch.tensor([3, 5, 4, 6]), torch.randint(0, vocabulary, (100,))])
+    reference = torch.log_softmax(rows, dim=-1)
+    expected_value, expected_greedy = reference[row, target], reference.argmax(dim=1)[row] == target
+
+    def run(width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        value, greedy = torch.empty(len(row)), torch.empty(len(row), dtype=torch.bool)
+        native.lm_eval_targets(rows, row, target, width, value, greedy)
+        return value, greedy
+
+    value, greedy = run(lanes)
+    ulp = torch.finfo(torch.float32).eps * expected_value.abs().clamp(min=1)
+    assert bool(((value - expected_value).abs() <= 2 * ulp).all())
+    assert torch.equal(greedy, expected_greedy)
+    assert greedy[48:52].tolist() == [True, False, True, False]
+    if vocabulary > 1000:
+        other, _ = run(24 - lanes)  # 8 where torch's is 16, and the other way
+        assert (other - expected_value).abs().mean() > 4 * (value - expected_value).abs().mean()
+    with pytest.raises(RuntimeError, match="lanes must be 8 or 16"):
+        native.lm_eval_targets(rows, row, target, 4, *run(lanes))
 
 
 def test_a_kernel_refuses_what_it_cannot_take(native) -> None:

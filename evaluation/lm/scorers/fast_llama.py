@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from evaluation.lm import kernels
+from evaluation.lm.scorers.prepacked import prepacked_weights, product
 
 #: Attribute of the base model holding the concatenated weights (built on first use).
 FUSED_ATTRIBUTE = "_winnow_fused_layers"
@@ -151,8 +152,22 @@ def _rebind(modules, whole: torch.Tensor) -> None:
         start += rows
 
 
+def _prepacked_layers(base, fused: list[_Layer], native) -> list[tuple[torch.Tensor, ...]] | None:
+    """Each layer's (query|key|value, output, gate|up, down) weights packed for MKL's
+    products (prepacked.py), kept beside the model; None where they cannot be."""
+    weights = prepacked_weights(
+        base,
+        "layers",
+        [p for layer in fused for p in layer.sources],
+        lambda: [w.t() for layer in fused for w in (layer.qkv_t, layer.o_t, layer.gate_up_t, layer.down_t)],
+        native,
+    )
+    return None if weights is None else [tuple(weights[4 * i : 4 * i + 4]) for i in range(len(fused))]
+
+
 #: Queries per attention piece (`attention_pieces`).
 PIECE_ROWS = 32
+_UNPACKED = (None, None, None, None)
 #: The head sizes the native tree attention takes (kernels.cpp `tree_attention`).
 TREE_HEAD_SIZES = (16, 32, 64, 128)
 
@@ -221,6 +236,7 @@ def hidden_states(
     cos_rows, sin_rows = _rotary_rows(base, x, positions)  # [n, head_dim]
     half = head_dim // 2
     fused = _fused(base)
+    prepacked = _prepacked_layers(base, fused, native)
     # every layer's normed states and projections go to buffers of this call, not to new
     # tensors: new ones of these sizes are fresh pages from the system each time
     h_rows = torch.empty_like(x)
@@ -257,8 +273,9 @@ def hidden_states(
         rotated_low, rotated_high = rotated[..., :half], rotated[..., half:]
     last = len(fused) - 1
     for i, layer in enumerate(fused):
+        p = prepacked[i] if prepacked is not None else _UNPACKED
         h = _rms_norm(x, *layer.input_norm, h_rows, native)
-        torch.mm(h, layer.qkv_t, out=qkv_rows)  # [n, q + 2 kv]
+        product(native, h, layer.qkv_t, p[0], qkv_rows)  # [n, q + 2 kv]
         if native is not None:
             native.rotary(qkv_rows, n_heads + n_kv, cos_rows, sin_rows, rotated)
         else:
@@ -282,14 +299,14 @@ def hidden_states(
             x, out = x.index_select(0, rows), out.index_select(0, rows)
             h_rows, gate_up_rows = h_rows[: len(rows)], gate_up_rows[: len(rows)]
             gate, up = gate_up_rows[:, :inter], gate_up_rows[:, inter:]
-        x.addmm_(out, layer.o_t)
+        product(native, out, layer.o_t, p[1], x, add=True)
         h = _rms_norm(x, *layer.post_attention_norm, h_rows, native)
-        torch.mm(h, layer.gate_up_t, out=gate_up_rows)
+        product(native, h, layer.gate_up_t, p[2], gate_up_rows)
         if native is not None:
             native.swiglu(gate_up_rows, inter)
         else:
             F.silu(gate, inplace=True).mul_(up)
-        x.addmm_(gate, layer.down_t)
+        product(native, gate, layer.down_t, p[3], x, add=True)
     return _rms_norm(x, *_norm(base.norm), torch.empty_like(x), native)
 
 

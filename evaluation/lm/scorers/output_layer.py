@@ -11,6 +11,7 @@ Split from causal.py, which calls it for every scorer of causal models.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 
 from evaluation.lm import kernels
 from evaluation.lm.modeling import NORMALIZATIONS, LoadedModel
+from evaluation.lm.scorers.prepacked import prepacked_weights
 from evaluation.lm.scorers.types import ScoringError
 
 #: Rows of the output layer computed at once: its weights are read from memory once per
@@ -72,7 +74,14 @@ class OutputLayer:
         rows = hidden.shape[0]
         if self._whole is None or self._whole.shape[0] < rows or self._whole.dtype != hidden.dtype:
             self._whole = hidden.new_empty((rows, self.weight.shape[0]))
-        return torch.mm(hidden, self.weight.t(), out=self._whole[:rows])
+        out = self._whole[:rows]
+        native = kernels.get()
+        weight = self.weight
+        prepacked = prepacked_weights(self.head, "whole", (weight,), lambda: (weight,), native)
+        if prepacked is None or hidden.stride(-1) != 1:
+            return torch.mm(hidden, weight.t(), out=out)
+        native.packed_mm(hidden, prepacked[0], weight.shape[0], 0.0, out)
+        return out
 
     def blocks(self, hidden: torch.Tensor, size: int) -> Iterator[tuple[int, torch.Tensor]]:
         """(first vocabulary index, float32 logits [rows, <= size]) of consecutive
@@ -86,10 +95,23 @@ class OutputLayer:
         vocabulary = self.weight.shape[0]
         full_blocks = self.bias is None and vocabulary >= size
         buffer = hidden.new_empty((hidden.shape[0], size)) if full_blocks else None
+        whole = self.weight
+        native = kernels.get() if full_blocks and hidden.stride(-1) == 1 else None
+        # each whole block's weights packed for MKL's products, once (prepacked.py)
+        prepacked = prepacked_weights(
+            self.head,
+            f"blocks of {size}",
+            (whole,),
+            lambda: [whole[start : start + size] for start in range(0, vocabulary - size + 1, size)],
+            native,
+        )
         for start in range(0, vocabulary, size):
             stop = min(start + size, vocabulary)
             weight = self.weight[start:stop]
-            if buffer is not None and stop - start == size:
+            if prepacked is not None and native is not None and buffer is not None and stop - start == size:
+                native.packed_mm(hidden, prepacked[start // size], size, 0.0, buffer)
+                logits = buffer
+            elif buffer is not None and stop - start == size:
                 logits = torch.mm(hidden, weight.t(), out=buffer)
             else:
                 logits = F.linear(hidden, weight, None if self.bias is None else self.bias[start:stop])
@@ -198,6 +220,14 @@ def _score_rows(
     return logprobs, greedy
 
 
+@functools.cache
+def torch_lanes() -> int | None:
+    """The floats of the vector torch's float32 log_softmax adds a row's terms in: 16 where
+    it runs its AVX-512 kernels, 8 for AVX2; None elsewhere (the native `lm_eval_targets`
+    then does not stand in for it)."""
+    return {"AVX512": 16, "AVX2": 8}.get(torch.backends.cpu.get_cpu_capability())
+
+
 def _score_rows_lm_eval(
     head: OutputLayer, hidden: torch.Tensor, targets: torch.Tensor, owner: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -208,11 +238,14 @@ def _score_rows_lm_eval(
     depending on the host's vector width; this reproduces that, where `_score_rows` is
     exact. LM_EVAL_ROWS rows a call (the whole rows must be in memory at once), into one
     buffer kept by the head for the scoring call (fresh memory of that size is new pages
-    from the system each time), normalised in place (the same numbers as into new memory).
-    With the native kernels each target's entry and whether it is its row's first maximum
-    come from one pass that reads a row only as far as it takes to decide (`target_rank`);
-    else the argmax is looked for only in rows whose target is their maximum (`amax` is a
-    third of `argmax`'s time)."""
+    from the system each time). With the native kernels, where torch's vector width is
+    known (`torch_lanes`), nothing is normalised: `lm_eval_targets` reads each row twice
+    (its maximum, then its sum in torch's order of additions) and computes the targets'
+    entries alone, which are torch's to a unit or two in the last place (exp and log are
+    glibc's, not torch's SLEEF), and whether each is its row's first maximum. Else the rows
+    are normalised in place (the same numbers as into new memory), and each target's entry
+    and argmax test come from `target_rank` (native) or from indexing, the argmax looked for
+    only in rows whose target is their maximum (`amax` is a third of `argmax`'s time)."""
     count = len(targets)
     native = kernels.get() if hidden.dtype == torch.float32 else None
     logprobs = torch.empty(count, dtype=torch.float64)
@@ -221,6 +254,14 @@ def _score_rows_lm_eval(
         if len(t) == 0:
             continue
         logits = head.whole(hidden[start : start + LM_EVAL_ROWS])
+        lanes = torch_lanes()
+        if native is not None and lanes and logits.dtype == torch.float32 and logits.stride(-1) == 1:
+            # the normalised entries at the targets only, as torch computes them, and the
+            # argmax test, reading the rows twice and writing nothing (`lm_eval_targets`)
+            value, first = torch.empty(len(t)), torch.empty(len(t), dtype=torch.bool)
+            native.lm_eval_targets(logits, row.contiguous(), t.contiguous(), lanes, value, first)
+            logprobs[chosen], greedy[chosen] = value.double(), first
+            continue
         rows = torch.log_softmax(logits, dim=-1, out=logits)
         if native is not None and rows.dtype == torch.float32 and rows.stride(-1) == 1:
             # each target's entry and whether it is its row's first maximum, reading each
