@@ -368,6 +368,19 @@ namespace {
 // map_reduce_all with its vector of `lanes` floats, then VecReduceAllSIMD): each lane adds
 // its entries (j = lane, lane + lanes, ...) one after another, a partial last vector adds
 // to its first lanes only, and the lanes are added pairwise, halves first.
+#if defined(__AVX2__)
+// glibc's 8-float vector exp (libmvec's AVX2 variant, which gcc also calls for the loops
+// above), on gcc's 8-float vectors (the same registers as __m256).
+typedef float v8f __attribute__((vector_size(32)));
+extern "C" v8f _ZGVdN8v_expf(v8f);
+
+inline v8f load8(const float* x) {
+  v8f v;
+  __builtin_memcpy(&v, x, sizeof v);
+  return v;
+}
+#endif
+
 template <int lanes>
 float torch_sum_exp(const float* x, int64_t v, float top) {
   float acc[lanes];
@@ -376,13 +389,23 @@ float torch_sum_exp(const float* x, int64_t v, float top) {
     for (int64_t j = 1; j < v; ++j) s += expf(x[j] - top);
     return s;
   }
+  const int64_t whole = v - v % lanes;
+#if defined(__AVX2__)
+  // lanes / 8 vectors of 8 accumulators, lane l in vector l / 8
+  v8f a[lanes / 8];
+  const v8f t = {top, top, top, top, top, top, top, top};
+  for (int k = 0; k < lanes / 8; ++k) a[k] = _ZGVdN8v_expf(load8(x + 8 * k) - t);
+  for (int64_t j = lanes; j < whole; j += lanes)
+    for (int k = 0; k < lanes / 8; ++k) a[k] += _ZGVdN8v_expf(load8(x + j + 8 * k) - t);
+  for (int k = 0; k < lanes / 8; ++k) __builtin_memcpy(acc + 8 * k, &a[k], sizeof a[k]);
+#else
 #pragma omp simd
   for (int l = 0; l < lanes; ++l) acc[l] = expf(x[l] - top);
-  const int64_t whole = v - v % lanes;
   for (int64_t j = lanes; j < whole; j += lanes) {
 #pragma omp simd
     for (int l = 0; l < lanes; ++l) acc[l] += expf(x[j + l] - top);
   }
+#endif
   for (int64_t l = 0; l < v - whole; ++l) acc[l] += expf(x[whole + l] - top);
   for (int width = lanes / 2; width >= 1; width /= 2)  // lane i += lane i ^ width
     for (int l = 0; l < width; ++l) acc[l] = acc[l] + acc[l + width];
@@ -413,6 +436,7 @@ void lm_eval_targets(const torch::Tensor& rows, const torch::Tensor& row, const 
       if (!used[r]) continue;
       const float* x = L + r * ld;
       float m = x[0];
+#pragma omp simd reduction(max : m)
       for (int64_t j = 1; j < vocab; ++j) m = x[j] > m ? x[j] : m;
       const float s = lanes == 16 ? torch_sum_exp<16>(x, vocab, m) : torch_sum_exp<8>(x, vocab, m);
       top[r] = m;
@@ -430,7 +454,12 @@ void lm_eval_targets(const torch::Tensor& rows, const torch::Tensor& row, const 
       // the normalisation keeps the order (or makes ties), so the row's largest normalised
       // entry is the maximum's, -log(sum); the target is the first one equal to it
       bool first = v == (m - m) - ls;
-      for (int64_t j = 0; j < t && first; ++j) first = !((x[j] - m) - ls == v);
+      if (first) {
+        int64_t ties = 0;
+#pragma omp simd reduction(+ : ties)
+        for (int64_t j = 0; j < t; ++j) ties += (x[j] - m) - ls == v;
+        first = ties == 0;
+      }
       VAL[i] = v;
       G[i] = first;
     }

@@ -225,7 +225,15 @@ class ModelWeights:
     converted_now: bool = False  # a GGUF whose converted copy this load wrote
 
     def size_bytes(self) -> int:
-        """Memory the weights take: every parameter and buffer once (tied weights count once)."""
+        """Memory the weights take: every parameter and buffer once (tied weights count
+        once), and where scoring packs float32 weights for MKL's products (the native
+        kernels built, scorers/prepacked.py) every linear layer's weight once more, the
+        packed copy it makes on first use."""
+        import torch
+
+        from evaluation.lm import kernels
+        from evaluation.lm.scorers import prepacked
+
         seen: set[int] = set()
         total = 0
         for tensor in [*self.model.parameters(), *self.model.buffers()]:
@@ -234,6 +242,13 @@ class ModelWeights:
                 continue
             seen.add(ptr)
             total += tensor.numel() * tensor.element_size()
+        if prepacked.usable(kernels.get()):
+            packed = {
+                m.weight.data_ptr(): m.weight.numel() * m.weight.element_size()
+                for m in self.model.modules()
+                if isinstance(m, torch.nn.Linear) and m.weight.dtype == torch.float32
+            }
+            total += sum(packed.values())
         return total
 
 

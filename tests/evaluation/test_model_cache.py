@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluation.lm import model_cache, modeling
+from evaluation.lm import kernels, model_cache, modeling
 from evaluation.lm.model_cache import CacheKey, ModelCache
 from evaluation.lm.modeling import (
     CONVERSION_MARKER,
@@ -21,6 +21,7 @@ from evaluation.lm.modeling import (
     model_prepare,
     model_sha256,
 )
+from evaluation.lm.scorers import prepacked
 from evaluation.lm.scorers.causal import loglikelihood
 from tests.evaluation.tiny_gguf import build_tiny_gguf
 from tests.evaluation.tiny_models import tiny_causal_path  # noqa: F401  (fixture)
@@ -60,7 +61,10 @@ class CountingLoader:
 
     @property
     def size(self) -> int:
-        return (self.width * self.width + self.width) * 4
+        """What the cache counts for one of its models: the weights and biases, and the
+        weights once more where scoring packs them for MKL (scorers/prepacked.py)."""
+        packed = self.width * self.width * 4 if prepacked.usable(kernels.get()) else 0
+        return (self.width * self.width + self.width) * 4 + packed
 
 
 def _files(tmp_path: Path, *names: str) -> list[Path]:
@@ -236,7 +240,9 @@ def test_a_failed_load_is_not_kept_and_can_be_tried_again(tmp_path: Path) -> Non
 
 def test_a_real_model_size_is_its_parameters_and_buffers_with_tied_weights_once(
     tiny_causal_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(prepacked, "ENABLED", False)  # no packed copies to count
     weights = load_weights(tiny_causal_path)
     model = weights.model
     tensors = [*model.parameters(), *model.buffers()]
@@ -245,6 +251,25 @@ def test_a_real_model_size_is_its_parameters_and_buffers_with_tied_weights_once(
     head = model.lm_head.weight.numel() * 4
     model.lm_head.weight = model.model.embed_tokens.weight  # tie them: one matrix, two names
     assert weights.size_bytes() == untied - head
+
+
+def test_the_size_counts_the_copies_packed_for_mkl(
+    native,
+    tiny_causal_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where scoring packs float32 weights for MKL's products (scorers/prepacked.py), every
+    linear layer's weight counts once more, tied ones once: the cache's budget holds them."""
+    weights = load_weights(tiny_causal_path)
+    with_packed = weights.size_bytes()
+    monkeypatch.setattr(prepacked, "ENABLED", False)
+    plain = weights.size_bytes()
+    linear = {
+        m.weight.data_ptr(): m.weight.numel() * 4
+        for m in weights.model.modules()
+        if isinstance(m, torch.nn.Linear)
+    }
+    assert with_packed == plain + sum(linear.values())
 
 
 def test_runs_record_whether_the_model_came_from_memory(tiny_causal_path: Path, tmp_path: Path) -> None:  # noqa: F811
