@@ -165,9 +165,11 @@ def _prepacked_layers(base, fused: list[_Layer], native) -> list[tuple[torch.Ten
     return None if weights is None else [tuple(weights[4 * i : 4 * i + 4]) for i in range(len(fused))]
 
 
+_UNPACKED = (None, None, None, None)  # a layer's entry where nothing is packed: torch's products
+
+
 #: Queries per attention piece (`attention_pieces`).
 PIECE_ROWS = 32
-_UNPACKED = (None, None, None, None)
 #: The head sizes the native tree attention takes (kernels.cpp `tree_attention`).
 TREE_HEAD_SIZES = (16, 32, 64, 128)
 

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from evaluation.lm import kernels
 from evaluation.lm.modeling import NORMALIZATIONS, LoadedModel
-from evaluation.lm.scorers.prepacked import prepacked_weights
+from evaluation.lm.scorers.prepacked import prepacked_weights, product
 from evaluation.lm.scorers.types import ScoringError
 
 #: Rows of the output layer computed at once: its weights are read from memory once per
@@ -75,12 +75,10 @@ class OutputLayer:
         if self._whole is None or self._whole.shape[0] < rows or self._whole.dtype != hidden.dtype:
             self._whole = hidden.new_empty((rows, self.weight.shape[0]))
         out = self._whole[:rows]
-        native = kernels.get()
+        native = kernels.get() if hidden.stride(-1) == 1 else None
         weight = self.weight
         prepacked = prepacked_weights(self.head, "whole", (weight,), lambda: (weight,), native)
-        if prepacked is None or hidden.stride(-1) != 1:
-            return torch.mm(hidden, weight.t(), out=out)
-        native.packed_mm(hidden, prepacked[0], weight.shape[0], 0.0, out)
+        product(native, hidden, weight.t(), None if prepacked is None else prepacked[0], out)
         return out
 
     def blocks(self, hidden: torch.Tensor, size: int) -> Iterator[tuple[int, torch.Tensor]]:
@@ -108,11 +106,10 @@ class OutputLayer:
         for start in range(0, vocabulary, size):
             stop = min(start + size, vocabulary)
             weight = self.weight[start:stop]
-            if prepacked is not None and native is not None and buffer is not None and stop - start == size:
-                native.packed_mm(hidden, prepacked[start // size], size, 0.0, buffer)
+            if buffer is not None and stop - start == size:
+                packed = None if prepacked is None else prepacked[start // size]
+                product(native, hidden, weight.t(), packed, buffer)
                 logits = buffer
-            elif buffer is not None and stop - start == size:
-                logits = torch.mm(hidden, weight.t(), out=buffer)
             else:
                 logits = F.linear(hidden, weight, None if self.bias is None else self.bias[start:stop])
             yield start, self._finish(logits).float()
@@ -248,13 +245,13 @@ def _score_rows_lm_eval(
     only in rows whose target is their maximum (`amax` is a third of `argmax`'s time)."""
     count = len(targets)
     native = kernels.get() if hidden.dtype == torch.float32 else None
+    lanes = torch_lanes()
     logprobs = torch.empty(count, dtype=torch.float64)
     greedy = torch.zeros(count, dtype=torch.bool)
     for start, chosen, row, t in _chunks(len(hidden), targets, owner, LM_EVAL_ROWS):
         if len(t) == 0:
             continue
         logits = head.whole(hidden[start : start + LM_EVAL_ROWS])
-        lanes = torch_lanes()
         if native is not None and lanes and logits.dtype == torch.float32 and logits.stride(-1) == 1:
             # the normalised entries at the targets only, as torch computes them, and the
             # argmax test, reading the rows twice and writing nothing (`lm_eval_targets`)

@@ -4,9 +4,9 @@ torch's product (MKL's sgemm) copies its weight operand into the layout of MKL's
 every call; a weight packed once (kernels.cpp `pack_weight`) is read as it lies by
 `packed_mm`, which gives the same numbers (from a few hundred rows: 200 for SmolLM2's
 shapes; with fewer, torch's product takes another of MKL's paths and the two differ by
-float32 rounding) about a tenth faster on
-SmolLM2's shapes (docs/scoring.md, "Exactness and speed", point 8). A packed weight is a
-second copy: the model's memory grows by its weights' size.
+float32 rounding) about a tenth faster on SmolLM2's shapes (docs/scoring.md, "Exactness
+and speed", point 8). A packed weight is a second copy: the model's memory grows by its
+weights' size.
 """
 
 from __future__ import annotations
