@@ -20,6 +20,7 @@ from core.tables import frame_records
 from core.uploads import refused_uploads
 from evaluation import selectors
 from evaluation.forms import RunStartForm
+from evaluation.lm.modeling import NORMALIZATIONS
 from evaluation.models import EvaluationRun, Method, RunStatus
 from evaluation.permissions import IsEvaluator
 from evaluation.runs.create import evaluation_run_start
@@ -129,6 +130,12 @@ class RunStartInput(serializers.Serializer):
         required=False, help_text="A name from /api/evaluation/models/ (the model methods only)"
     )
     start_token = serializers.CharField(required=False, help_text="bos (default), eos, a token id or text")
+    normalization = serializers.ChoiceField(
+        choices=NORMALIZATIONS,
+        required=False,
+        default="exact",
+        help_text="Causal LMs: exact (default) or lm-eval (lm-evaluation-harness's float32 numbers)",
+    )
     seed = serializers.IntegerField(required=False, min_value=0, default=0)
     limit = serializers.IntegerField(required=False, min_value=1, help_text="Score only the first N items")
     generate_explanations = serializers.BooleanField(required=False, default=False)

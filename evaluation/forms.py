@@ -6,6 +6,7 @@ from django.core.validators import RegexValidator
 from core.uploads import LimitedUploadForm, upload_name
 from evaluation.cloze.services import ClozeError, ClozeSettings
 from evaluation.lm.methods import Method as ScoringMethod
+from evaluation.lm.modeling import NORMALIZATIONS
 from evaluation.lm.registry import SMOLLM2_NAME, RegistryModel
 from evaluation.lm.scorers.types import MODEL_METHODS
 from evaluation.models import Method
@@ -25,6 +26,14 @@ def offer_choices(
     ]
     model_field.choices = [("", empty)] + [(m.name, m.label) for m in models]
     return {m.name: m for m in models}
+
+
+#: The run form's normalizations (evaluation.lm.modeling.NORMALIZATIONS), in words.
+NORMALIZATION_CHOICES = [
+    ("exact", "exact (nearest the true values; the default)"),
+    ("lm-eval", "lm-eval (lm-evaluation-harness's float32 numbers)"),
+]
+assert [value for value, _ in NORMALIZATION_CHOICES] == list(NORMALIZATIONS)
 
 
 class RunStartForm(LimitedUploadForm):
@@ -67,6 +76,14 @@ class RunStartForm(LimitedUploadForm):
         help_text="Causal LMs: the token every text is conditioned on: bos (default), eos, "
         "a token id or a token's text such as <|endoftext|>",
         validators=[RegexValidator(r"^\S+$", "give bos, eos, a token id or a token's text (no spaces)")],
+    )
+    normalization = forms.ChoiceField(
+        choices=NORMALIZATION_CHOICES,
+        initial="exact",
+        required=False,
+        error_messages={"invalid_choice": "Choose exact or lm-eval."},
+        help_text="Causal LMs: exact is nearest the true log-probabilities; lm-eval gives "
+        "lm-evaluation-harness's own float32 numbers, to compare with its results",
     )
     seed = forms.IntegerField(
         initial=0,
@@ -136,6 +153,12 @@ class RunStartForm(LimitedUploadForm):
             )
         if data.get("start_token") and method not in MODEL_METHODS and "start_token" not in self.errors:
             self.add_error("start_token", "A start token applies to a model's methods only: leave it empty.")
+        normalization = data.get("normalization") or "exact"
+        if normalization != "exact" and ScoringMethod(method).model_kind != "causal":
+            self.add_error(
+                "normalization",
+                f"The {normalization} normalization applies to a causal LM's methods only: choose exact.",
+            )
         return data
 
     def service_kwargs(self) -> dict[str, Any]:
@@ -152,6 +175,7 @@ class RunStartForm(LimitedUploadForm):
             "limit": d["limit"],
             "generate_explanations": d["generate_explanations"],
             "start_token": d["start_token"] or None,
+            "normalization": d.get("normalization") or "exact",
             "name": d["name"],
         }
 

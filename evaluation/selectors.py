@@ -230,6 +230,7 @@ SETTING_LABELS = {
     "threads": "threads",
     "generate_explanations": "generate ComVE explanations",
     "start_token": "start token asked for",
+    "normalization": "log-probabilities normalised as",
     "predictions_name": "predictions file",
     "comve_rule_a": "ComVE A rule",
     "comve_rule_b": "ComVE B rule",

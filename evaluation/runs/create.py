@@ -180,6 +180,12 @@ def evaluation_run_create(
             f"normalization {normalization!r}: one of {', '.join(NORMALIZATIONS)} expected",
             field="normalization",
         )
+    if normalization != "exact" and Method(method).model_kind != "causal":
+        raise EvaluationError(
+            f"the {normalization} normalization applies to a causal LM's methods, not to "
+            f"'{Method(method).label}'",
+            field="normalization",
+        )
     _method_fits(method, folder.dataset)
     with transaction.atomic():
         run = EvaluationRun.objects.create(

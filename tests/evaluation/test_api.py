@@ -209,6 +209,18 @@ def test_a_researcher_starts_a_run_that_is_sent_to_a_worker_once_committed(
             {"start_token": ["A start token applies to a model's methods only: leave it empty."]},
         ),
         (
+            {"release": "wsc-mini@1.0.0", "method": "majority", "normalization": "lm-eval"},
+            {
+                "normalization": [
+                    "The lm-eval normalization applies to a causal LM's methods only: choose exact."
+                ]
+            },
+        ),
+        (
+            {"release": "wsc-mini@1.0.0", "method": "first", "normalization": "softmax"},
+            {"normalization": ["Choose exact or lm-eval."]},
+        ),
+        (
             {"release": "wsc-mini@1.0.0", "method": "first", "limit": 0},
             {"limit": ["The limit is at least 1 item (leave it empty to score all)."]},
         ),

@@ -174,6 +174,55 @@ def test_a_web_run_records_the_registry_name_and_the_files_hash_and_shows_no_pat
     assert "tiny-llama" in page and str(registry) not in page
 
 
+def test_a_web_run_may_normalise_as_lm_eval_and_its_page_says_so(
+    client, researcher, release, registry, django_capture_on_commit_callbacks
+):
+    """The run form's normalization reaches the model (`--normalization` of the command
+    line): lm-evaluation-harness's own float32 numbers, for researchers who compare with it."""
+    client.force_login(researcher)
+    form = client.get(reverse("evaluation:run-list")).content.decode()
+    assert '<select name="normalization"' in form and '<option value="exact" selected>' in form
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("evaluation:run-list"),
+            {
+                "release": release,
+                "method": "partial",
+                "seed": 0,
+                "model": "tiny-llama",
+                "limit": 2,
+                "normalization": "lm-eval",
+            },
+        )
+    assert response.status_code == 302
+    run = EvaluationRun.objects.get()
+    assert run.status == RunStatus.DONE, run.error
+    assert run.settings["normalization"] == "lm-eval"
+    assert run.model_identity["normalization"] == "lm-eval"
+    page = client.get(reverse("evaluation:run-detail", args=[run.pk])).content.decode()
+    assert '<th scope="row">log-probabilities normalised as</th><td>lm-eval</td>' in page
+
+
+@pytest.mark.parametrize(
+    ("post", "message"),
+    [
+        ({"method": "first", "normalization": "lm-eval"}, "applies to a causal LM&#x27;s methods only"),
+        ({"method": "partial", "model": "tiny-llama", "normalization": "fp64"}, "Choose exact or lm-eval."),
+    ],
+)
+def test_a_normalization_a_run_cannot_use_is_refused_beside_its_field(
+    client, researcher, release, post, message
+):
+    client.force_login(researcher)
+    response = client.post(reverse("evaluation:run-list"), {"release": release, "seed": 0, **post})
+    assert response.status_code == 400
+    html = response.content.decode()
+    field = html.index('name="normalization"')
+    # beside its field: in the field's own block, after the list and its help
+    assert message in html[field : html.index('<div class="field', field)]
+    assert not EvaluationRun.objects.exists()
+
+
 def test_the_evaluate_command_takes_a_registry_name_as_well_as_a_path(registry, release, capsys):
     call_command("evaluate", release=release, method="partial", model="tiny-llama", limit=1, no_progress=True)
     call_command(

@@ -376,4 +376,6 @@ def test_a_run_normalized_as_lm_eval_records_it_and_scores_alike(tmp_path, tiny_
         evaluation_run_create(
             release=str(release), method="partial", model_path=str(tiny_causal), normalization="softmax"
         )
+    with pytest.raises(EvaluationError, match="the lm-eval normalization applies to a causal LM's methods"):
+        evaluation_run_create(release=str(release), method="majority", normalization="lm-eval")
     assert EvaluationRun.objects.count() == before
