@@ -30,8 +30,8 @@ def offer_choices(
 
 #: The run form's normalizations (evaluation.lm.modeling.NORMALIZATIONS), in words.
 NORMALIZATION_CHOICES = [
-    ("exact", "exact (nearest the true values; the default)"),
-    ("lm-eval", "lm-eval (lm-evaluation-harness's float32 numbers)"),
+    ("exact", "exact (the default)"),
+    ("lm-eval", "lm-eval (as lm-evaluation-harness)"),
 ]
 assert [value for value, _ in NORMALIZATION_CHOICES] == list(NORMALIZATIONS)
 
