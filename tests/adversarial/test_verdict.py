@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from annotation.models import AdversarialItem, AdversarialTry, PipelineKind, TryStatus
@@ -51,6 +52,10 @@ def _evaluated(curator, captured, *, dataset, collection, model, method, out: Pa
         method,
         "--out",
         str(out),
+        # the verdicts' threads: MKL's float32 products may round differently at another
+        # thread count (on an AMD EPYC, by 1.4e-6 for 7 rows of 32 by 64)
+        "--threads",
+        str(settings.WINNOW_VERDICT_THREADS),
         "--no-progress",
     )
     return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
