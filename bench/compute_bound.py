@@ -10,6 +10,7 @@ products alone take at that rate: attention, norms, activations and Python are e
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +42,25 @@ def count_work(loaded, requests: Sequence[tuple[str, str]]) -> Work:
     return Work(tokens=sum(len(s) for s in seqs), nodes=len(tree), rows=len(rows), pairs=len(pairs))
 
 
+def processor() -> str:
+    """This machine's processor as the figures should name it: the model name the kernel
+    reports and the vector instructions torch's kernels run with (the same code's figures
+    differ between hosts: MKL's products ran at 200-390 GFLOP/s on the hosts before 28 Nov
+    2026, at 212-233 on an AMD EPYC, where oneDNN's ran at 480-520: docs/scoring.md)."""
+    import torch
+
+    name = "unknown processor"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} cores, torch CPU capability {torch.backends.cpu.get_cpu_capability()}"
+
+
 def linear_weights(hf_model):
     """(weights of the linear layers below the output layer, the output layer's weight)."""
     import torch
@@ -66,7 +86,8 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
     vocabulary rows, whichever is faster), with the model's own weights, each product
     into a new tensor or into one kept for its shape, and where the native kernels are
     built also with the weights packed once for MKL's products (kernels.cpp
-    `packed_mm`, as Winnow's forward reads them), whichever is fastest; the best of
+    `packed_mm`, as Winnow's forward reads them) and oneDNN's products (`onednn_mm`),
+    whichever is fastest; the best of
     repeats over about ``seconds`` each."""
     import torch
     import torch.nn.functional as F
@@ -148,6 +169,28 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
                 t_head, best(run_head_packed, seconds / 4), best(run_head_blocks_packed, seconds / 4)
             )
             del packed_body, whole, packed_blocks, whole_out
+        if native is not None and native.onednn_available():
+            # and oneDNN's products (as Winnow's forward runs them where they are faster,
+            # scorers/prepacked.py `engine`): the fastest counts
+            vocabulary = head.shape[0]
+            whole_out = torch.empty(max(1, head_rows), vocabulary)
+
+            def run_body_onednn() -> None:
+                for w in body:
+                    native.onednn_mm(inputs[w.shape[1]], w.t(), 0.0, outputs[w.shape[0]])
+
+            def run_head_onednn() -> None:
+                native.onednn_mm(x, head.t(), 0.0, whole_out)
+
+            def run_head_blocks_onednn() -> None:
+                for start in range(0, vocabulary - HEAD_VOCAB_BLOCK + 1, HEAD_VOCAB_BLOCK):
+                    native.onednn_mm(x, head[start : start + HEAD_VOCAB_BLOCK].t(), 0.0, block)
+
+            t_body = min(t_body, best(run_body_onednn, seconds / 2))
+            t_head = min(
+                t_head, best(run_head_onednn, seconds / 4), best(run_head_blocks_onednn, seconds / 4)
+            )
+            del whole_out
     return body_flops * rows / t_body, head_flops * max(1, head_rows) / t_head
 
 

@@ -109,9 +109,13 @@ def main() -> int:
         normalization=args.normalization,
     )
     print(f"model {gguf.name}: loaded in {time.perf_counter() - t0:.1f} s; {torch.get_num_threads()} threads")
+    from compute_bound import processor
+
+    print(f"processor: {processor()}")
     print(
         f"Winnow: {args.normalization} normalization, {loaded.settings['kernels']} kernels "
-        "(native: evaluation/lm/kernels.cpp, built by `manage.py models --build-kernels`)"
+        "(native: evaluation/lm/kernels.cpp, built by `manage.py models --build-kernels`), "
+        f"{loaded.settings['products']} matrix products (evaluation/lm/scorers/prepacked.py)"
     )
     print(f"start token {loaded.settings['start_token']!r} (id {loaded.settings['start_token_id']})")
 

@@ -26,6 +26,18 @@ void cblas_sgemm_compute(int layout, int transa, int transb, int m, int n, int k
                          const float* b, int ldb, float beta, float* c, int ldc) __attribute__((weak));
 }
 
+// oneDNN's matrix product, as ATen calls it for its reduced-precision products
+// (ATen/native/mkldnn/Matmul.cpp; exported by libtorch_cpu, its header not shipped). On
+// processors where MKL runs its AVX2 code although the cores have AVX-512 (AMD's), oneDNN's
+// AVX-512 kernels run the model's float32 products about twice as fast (docs/scoring.md,
+// point 9). Weak: a torch without oneDNN leaves it null, and `onednn_available` says false.
+namespace at {
+namespace native {
+TORCH_API void mkldnn_matmul(const Tensor& mat1, const Tensor& mat2, const Tensor& result, float beta,
+                             float alpha) __attribute__((weak));
+}  // namespace native
+}  // namespace at
+
 namespace {
 
 constexpr int64_t kGrain = 16;  // rows a thread takes at least
@@ -521,6 +533,35 @@ void packed_mm(const torch::Tensor& x, const torch::Tensor& packed, int64_t n, d
                       as_int(out.stride(0), "out"));
 }
 
+bool onednn_available() { return &at::native::mkldnn_matmul != nullptr; }
+
+// out = x @ weight_t + beta * out (beta 0 or 1, the residual add) by oneDNN's float32
+// matrix product (`mkldnn_matmul` above: oneDNN's sum post-op for beta 1). x [m, k] and out
+// [m, n] with contiguous rows, weight_t [k, n] contiguous or the transpose of a contiguous
+// weight [n, k]. The numbers differ from torch's product (MKL's) by float32 rounding: oneDNN
+// adds in another order. One row goes to torch's product (below).
+void onednn_mm(const torch::Tensor& x, const torch::Tensor& weight_t, double beta, torch::Tensor out) {
+  TORCH_CHECK(onednn_available(), "onednn_mm: this torch build has no oneDNN products");
+  check(x, "x", 2);
+  check(out, "out", 2);
+  TORCH_CHECK(weight_t.scalar_type() == torch::kFloat32 && weight_t.dim() == 2, "onednn_mm: a float32 weight expected");
+  TORCH_CHECK(beta == 0.0 || beta == 1.0, "onednn_mm: beta must be 0 or 1");
+  TORCH_CHECK(x.size(1) == weight_t.size(0) && out.size(0) == x.size(0) && out.size(1) == weight_t.size(1),
+              "onednn_mm: x [m, k], weight_t [k, n] and out [m, n] expected");
+  if (x.size(0) == 0) return;
+  if (x.size(0) == 1) {
+    // one row: torch's product. ATen's oneDNN call with the sum post-op corrupts the heap
+    // at one row (torch 2.13: "double free or corruption"); one row costs nothing anyway.
+    if (beta == 1.0) {
+      out.addmm_(x, weight_t);
+    } else {
+      at::mm_out(out, x, weight_t);
+    }
+    return;
+  }
+  at::native::mkldnn_matmul(x, weight_t, out, static_cast<float>(beta), 1.0f);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rms_norm", &rms_norm, "RMS norm of each row, times the weight, into out");
   m.def("rotary", &rotary, "rotary positions of the first heads of each row, into out");
@@ -532,4 +573,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("packed_available", &packed_available, "whether torch's MKL packed products can be called");
   m.def("pack_weight", &pack_weight, "a linear layer's weight [n, k] in MKL's packed layout");
   m.def("packed_mm", &packed_mm, "out = x @ weight.T + beta * out, the weight packed");
+  m.def("onednn_available", &onednn_available, "whether torch's oneDNN products can be called");
+  m.def("onednn_mm", &onednn_mm, "out = x @ weight_t + beta * out by oneDNN's product");
 }

@@ -226,9 +226,10 @@ class ModelWeights:
 
     def size_bytes(self) -> int:
         """Memory the weights take: every parameter and buffer once (tied weights count
-        once), and where scoring packs float32 weights for MKL's products (the native
-        kernels built, scorers/prepacked.py) every linear layer's weight once more, the
-        packed copy it makes on first use."""
+        once), and where scoring may pack float32 weights for MKL's products (the native
+        kernels built, scorers/prepacked.py `may_pack`) every linear layer's weight once
+        more, the packed copy it makes on first use (where oneDNN's products run, only the
+        `lm-eval` normalization's runs pack: the count is then an upper bound)."""
         import torch
 
         from evaluation.lm import kernels
@@ -242,7 +243,7 @@ class ModelWeights:
                 continue
             seen.add(ptr)
             total += tensor.numel() * tensor.element_size()
-        if prepacked.usable(kernels.get()):
+        if prepacked.may_pack(kernels.get()):
             packed = {
                 m.weight.data_ptr(): m.weight.numel() * m.weight.element_size()
                 for m in self.model.modules()
@@ -250,6 +251,19 @@ class ModelWeights:
             }
             total += sum(packed.values())
         return total
+
+
+def _products(dtype, normalization: str) -> str:
+    """`prepacked.engine` for a model of ``dtype`` (float32 only; torch's otherwise) scored
+    in ``normalization`` (lm-eval's asks for torch's numbers)."""
+    import torch
+
+    from evaluation.lm.scorers import prepacked
+
+    if dtype != torch.float32:
+        return "torch"
+    with prepacked.torch_numbers(normalization == "lm-eval"):
+        return prepacked.engine(kernels.get())
 
 
 #: The file inside a converted copy that says it is complete and what it was made from.
@@ -524,6 +538,9 @@ def model_prepare(
         "transformers": transformers.__version__,
         # the fused float32 passes of evaluation.lm.kernels ("native") or torch's operations
         "kernels": kernels.status(),
+        # the float32 matrix products scoring runs (scorers/prepacked.py `engine`): MKL's
+        # with packed weights, oneDNN's, or torch's; they differ by float32 rounding
+        "products": _products(next(model.parameters()).dtype, normalization),
         # how logits become log-probabilities: "exact" or lm-eval's float32 log_softmax
         "normalization": normalization,
         # where this run's weights came from: the file, a GGUF's converted copy, or the

@@ -63,7 +63,7 @@ class CountingLoader:
     def size(self) -> int:
         """What the cache counts for one of its models: the weights and biases, and the
         weights once more where scoring packs them for MKL (scorers/prepacked.py)."""
-        packed = self.width * self.width * 4 if prepacked.usable(kernels.get()) else 0
+        packed = self.width * self.width * 4 if prepacked.may_pack(kernels.get()) else 0
         return (self.width * self.width + self.width) * 4 + packed
 
 

@@ -1,5 +1,8 @@
 """Weights packed once for MKL's products (kernels.cpp `pack_weight` / `packed_mm`,
-evaluation/lm/scorers/prepacked.py) against torch's products, and their upkeep beside a model."""
+evaluation/lm/scorers/prepacked.py) and oneDNN's products (`onednn_mm`) against torch's
+products; which of them scoring runs (`prepacked.engine`), and the packed weights' upkeep
+beside a model. The tests of the packed weights ask for them (`ENGINE`): where oneDNN's
+products measure faster (AMD processors) scoring would not pack."""
 
 from __future__ import annotations
 
@@ -14,6 +17,13 @@ from tests.evaluation.test_prefix_tree import REQUESTS, alone
 
 # SmolLM2-135M's four weights of a layer and its output layer's vocabulary block, [n, k]
 SHAPES = [(960, 576), (576, 576), (3072, 576), (576, 1536), (2048, 576)]
+
+
+@pytest.fixture(autouse=True)
+def packed_products(monkeypatch):
+    """MKL's packed products, whichever product is faster on this machine (each test of
+    another product sets its own)."""
+    monkeypatch.setattr(prepacked, "ENGINE", "packed")
 
 
 @pytest.mark.parametrize(("n", "k"), SHAPES)
@@ -134,3 +144,129 @@ def test_the_output_layer_reads_packed_weights_with_the_same_numbers(
         plain = output_layer._score_rows(head, hidden, targets)
     assert torch.equal(packed_scores[0], plain[0])
     assert torch.equal(packed_scores[1], plain[1])
+
+
+# --- oneDNN's products, and which product runs ------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "k"), SHAPES)
+@pytest.mark.parametrize("rows", [1, 64, 333])
+def test_a_onednn_product_is_torch_product_to_rounding(native, n: int, k: int, rows: int) -> None:
+    """oneDNN adds in another order than MKL: the same products to float32 rounding, into
+    the buffer given (beta 0) and added to it (beta 1, the residual add), also for an input
+    whose rows are strided (the gate half of the gate|up buffer) and for a weight that is the
+    transpose of a block of rows (an output-layer vocabulary block)."""
+    assert native.onednn_available()
+    torch.manual_seed(rows + n + k)
+    whole = torch.randn(n + 64, k) * 0.05
+    weight = whole[32 : 32 + n]
+    x = torch.randn(rows, 2 * k)[:, :k]
+    out = torch.full((rows, n), float("nan"))
+    native.onednn_mm(x, weight.t(), 0.0, out)
+    reference = torch.mm(x.double(), weight.t().double())
+    torch.testing.assert_close(out.double(), reference, rtol=1e-5, atol=1e-5)
+    residual = torch.randn(rows, n)
+    added = residual.clone()
+    native.onednn_mm(x, weight.t(), 1.0, added)
+    torch.testing.assert_close(added.double(), residual.double() + reference, rtol=1e-5, atol=1e-5)
+
+
+def test_a_onednn_product_refuses_what_it_cannot_take(native) -> None:
+    weight_t = torch.randn(32, 64).t()  # [64, 32]
+    with pytest.raises(RuntimeError, match="beta must be 0 or 1"):
+        native.onednn_mm(torch.randn(8, 64), weight_t, 0.5, torch.empty(8, 32))
+    with pytest.raises(RuntimeError, match=r"x \[m, k\], weight_t \[k, n\] and out \[m, n\] expected"):
+        native.onednn_mm(torch.randn(8, 64), weight_t, 0.0, torch.empty(8, 33))
+    with pytest.raises(RuntimeError, match="float32"):
+        native.onednn_mm(torch.randn(8, 64).double(), weight_t.double(), 0.0, torch.empty(8, 32).double())
+    native.onednn_mm(torch.randn(0, 64), weight_t, 0.0, torch.empty(0, 32))  # no rows: nothing to do
+
+
+def test_the_product_is_chosen_once_a_process_by_measuring_and_can_be_set(native, monkeypatch) -> None:
+    monkeypatch.setattr(prepacked, "ENGINE", None)
+    monkeypatch.setattr(prepacked, "_chosen", {})
+    measured = []
+    real = prepacked._measure
+
+    def measure(kernels):
+        measured.append(real(kernels))
+        return measured[-1]
+
+    monkeypatch.setattr(prepacked, "_measure", measure)
+    first = prepacked.engine(native)
+    assert first in ("packed", "onednn") and prepacked.engine(native) == first
+    assert measured == [first]  # measured once
+    assert prepacked.usable(native) == (first == "packed")
+    assert prepacked.engine(None) == "torch"  # no native kernels: torch's products
+    for name in prepacked.ENGINES:
+        monkeypatch.setattr(prepacked, "ENGINE", name)
+        assert prepacked.engine(native) == name
+    monkeypatch.setattr(prepacked, "ENGINE", "blas")
+    with pytest.raises(ValueError, match="prepacked.ENGINE 'blas': one of packed, onednn, torch or None"):
+        prepacked.engine(native)
+    monkeypatch.setattr(prepacked, "ENGINE", "onednn")
+    monkeypatch.setattr(prepacked, "ENABLED", False)
+    assert prepacked.engine(native) == "torch"
+
+
+def test_onednn_is_chosen_only_when_it_measures_clearly_faster() -> None:
+    """The margin: MKL's packed product, torch's own numbers, stays unless oneDNN's takes
+    less than 1/ONEDNN_MARGIN of its time."""
+    assert prepacked.ONEDNN_MARGIN == 1.2
+    assert prepacked.choice(1.0, 1.0) == "packed"
+    assert prepacked.choice(1.1, 1.0) == "packed"
+    assert prepacked.choice(1.3, 1.0) == "onednn"
+    assert prepacked.choice(1.0, 2.0) == "packed"
+
+
+def test_scores_through_onednn_products_are_torch_scores_to_rounding(
+    native, tiny_causal, monkeypatch
+) -> None:
+    """Whole requests through the lean forward and both output layers on oneDNN's products:
+    the reference's scores to float32 rounding, the same greedy answers, nothing packed."""
+    monkeypatch.setattr(prepacked, "ENGINE", "onednn")
+    base = tiny_causal.model.model
+    base.__dict__.pop(prepacked.ATTRIBUTE, None)
+    got = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    assert prepacked.ATTRIBUTE not in base.__dict__
+    reference = alone(tiny_causal, REQUESTS)
+    for req, (a, ga), (c, gc) in zip(REQUESTS, got, reference, strict=True):
+        assert a == pytest.approx(c, abs=1e-5), req
+        assert ga == gc, req
+    torch.manual_seed(3)
+    linear = torch.nn.Linear(16, 4100, bias=False)
+    hidden = torch.randn(300, 16) * 4
+    targets = torch.randint(0, 4100, (300,))
+    for normalization in ("lm-eval", "exact"):
+        head = output_layer.OutputLayer(linear, None, None, normalization)
+        with torch.inference_mode():
+            onednn = output_layer._score_rows(head, hidden, targets)
+            monkeypatch.setattr(prepacked, "ENGINE", "torch")
+            plain = output_layer._score_rows(head, hidden, targets)
+            monkeypatch.setattr(prepacked, "ENGINE", "onednn")
+        torch.testing.assert_close(onednn[0], plain[0], rtol=1e-5, atol=1e-5)
+        assert prepacked.ATTRIBUTE not in linear.__dict__
+
+
+def test_lm_eval_normalization_asks_for_torch_numbers(native, tiny_causal, monkeypatch) -> None:
+    """Where oneDNN's products were chosen, a call that reproduces lm-evaluation-harness's
+    numbers (`torch_numbers`, the `lm-eval` normalization's scoring) runs MKL's packed
+    products; the loaded model's settings say which products its runs use."""
+    monkeypatch.setattr(prepacked, "ENGINE", None)
+    monkeypatch.setattr(prepacked, "_chosen", {id(native): "onednn"})
+    assert prepacked.engine(native) == "onednn"
+    with prepacked.torch_numbers():
+        assert prepacked.engine(native) == "packed"
+        with prepacked.torch_numbers(False):
+            assert prepacked.engine(native) == "onednn"
+    assert prepacked.engine(native) == "onednn"
+    from evaluation.lm import modeling
+
+    assert modeling._products(torch.float32, "lm-eval") == "packed"
+    assert modeling._products(torch.float32, "exact") == "onednn"
+    assert modeling._products(torch.float64, "exact") == "torch"
+    base = tiny_causal.model.model
+    base.__dict__.pop(prepacked.ATTRIBUTE, None)
+    monkeypatch.setitem(tiny_causal.settings, "normalization", "lm-eval")
+    loglikelihood(tiny_causal, REQUESTS[:2], batch_size=64)
+    assert "layers" in base.__dict__[prepacked.ATTRIBUTE]  # packed: MKL's products ran

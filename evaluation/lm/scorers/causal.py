@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from evaluation.lm.modeling import LoadedModel
-from evaluation.lm.scorers import fast_llama
+from evaluation.lm.scorers import fast_llama, prepacked
 from evaluation.lm.scorers.output_layer import _score_rows, output_layer
 from evaluation.lm.scorers.prefix_tree import PrefixTree, ancestor_intervals, plan_chunks, scored_in
 from evaluation.lm.scorers.types import Progress, ScoringError
@@ -224,36 +224,28 @@ def loglikelihood_tokens(
 
     base, head = output_layer(model)
     batch_size = max(1, batch_size)
-
-    if share_prefixes and _can_pack(model):
-        _run_tree(
-            inputs,
-            seqs,
-            need_from,
-            requests_of,
-            base,
-            head,
-            token_lp,
-            token_greedy,
-            progress,
-            total,
-        )
-    else:
-        _run_groups(
-            model,
-            inputs,
-            seqs,
-            need_from,
-            requests_of,
-            base,
-            head,
-            batch_size,
-            share_prefixes,
-            token_lp,
-            token_greedy,
-            progress,
-            total,
-        )
+    # lm-eval's normalization reproduces its numbers: torch's products too (prepacked.py)
+    with prepacked.torch_numbers(head.normalization == "lm-eval"):
+        if share_prefixes and _can_pack(model):
+            _run_tree(
+                inputs, seqs, need_from, requests_of, base, head, token_lp, token_greedy, progress, total
+            )
+        else:
+            _run_groups(
+                model,
+                inputs,
+                seqs,
+                need_from,
+                requests_of,
+                base,
+                head,
+                batch_size,
+                share_prefixes,
+                token_lp,
+                token_greedy,
+                progress,
+                total,
+            )
 
     out: list[tuple[float, bool]] = []
     for (ctx, cont), k in zip(encoded, req_seq, strict=True):
