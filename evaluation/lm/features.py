@@ -99,7 +99,7 @@ def text_features(
     (node, next token) pairs only, its log-likelihood. The numbers are those of the two
     functions to float32 rounding (tests/evaluation/test_audit_frozen.py). Other models
     (masked LMs: the pseudo-log-likelihood needs its own masked passes) and texts that do
-    not fit the model call the two functions in turn.
+    not fit the model call the two functions in turn, once for each distinct text.
     """
     n = len(texts)
     if n == 0:
@@ -140,13 +140,19 @@ def text_features(
     if rest:
         from evaluation.lm.scorers import score_texts, text_token_counts
 
-        others = [texts[i] for i in rest]
+        # each distinct text once: a repeated text gets the very same features (in another
+        # batch the matrix library may round otherwise: MKL does on AMD processors)
+        others = list(dict.fromkeys(texts[i] for i in rest))
+        position = {text: j for j, text in enumerate(others)}
+        where = [position[texts[i]] for i in rest]
         h = mean_hidden_states(loaded, others, batch_size=batch_size)
         if hidden is None:
             hidden = np.zeros((n, h.shape[1]), dtype=np.float32)
-        hidden[rest] = h
-        logprobs[rest] = score_texts(loaded, others, batch_size=batch_size)
-        tokens[rest] = text_token_counts(loaded, others)
+        hidden[rest] = h[where]
+        logprobs[rest] = np.asarray(score_texts(loaded, others, batch_size=batch_size), dtype=np.float64)[
+            where
+        ]
+        tokens[rest] = np.asarray(text_token_counts(loaded, others), dtype=np.int64)[where]
         step(len(rest))
     assert hidden is not None
     return TextFeatureArrays(hidden, logprobs, tokens)
