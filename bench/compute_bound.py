@@ -44,21 +44,15 @@ def count_work(loaded, requests: Sequence[tuple[str, str]]) -> Work:
 
 def processor() -> str:
     """This machine's processor as the figures should name it: the model name the kernel
-    reports and the vector instructions torch's kernels run with (the same code's figures
+    reports (`kernels.cpu_name`, read where the kernels' build key reads it) and the vector instructions torch's kernels run with (the same code's figures
     differ between hosts: MKL's products ran at 200-390 GFLOP/s on the hosts before 28 Nov
     2026, at 212-233 on an AMD EPYC, where oneDNN's ran at 480-520: docs/scoring.md)."""
     import torch
 
-    name = "unknown processor"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    name = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{name}, {os.cpu_count()} cores, torch CPU capability {torch.backends.cpu.get_cpu_capability()}"
+    from evaluation.lm import kernels
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    return f"{kernels.cpu_name()}, {os.cpu_count()} cores, torch CPU capability {capability}"
 
 
 def linear_weights(hf_model):

@@ -28,12 +28,8 @@ def offer_choices(
     return {m.name: m for m in models}
 
 
-#: The run form's normalizations (evaluation.lm.modeling.NORMALIZATIONS), in words.
-NORMALIZATION_CHOICES = [
-    ("exact", "exact (the default)"),
-    ("lm-eval", "lm-eval (as lm-evaluation-harness)"),
-]
-assert [value for value, _ in NORMALIZATION_CHOICES] == list(NORMALIZATIONS)
+#: The run form's words for each of evaluation.lm.modeling.NORMALIZATIONS.
+NORMALIZATION_LABELS = {"exact": "exact (the default)", "lm-eval": "lm-eval (as lm-evaluation-harness)"}
 
 
 class RunStartForm(LimitedUploadForm):
@@ -78,7 +74,7 @@ class RunStartForm(LimitedUploadForm):
         validators=[RegexValidator(r"^\S+$", "give bos, eos, a token id or a token's text (no spaces)")],
     )
     normalization = forms.ChoiceField(
-        choices=NORMALIZATION_CHOICES,
+        choices=[(value, NORMALIZATION_LABELS[value]) for value in NORMALIZATIONS],
         initial="exact",
         required=False,
         error_messages={"invalid_choice": "Choose exact or lm-eval."},

@@ -116,6 +116,15 @@ def _cpu() -> str:
     return "\n".join(sorted(set(wanted))) or platform.machine()
 
 
+def cpu_name() -> str:
+    """The processor's model name as the kernel reports it (from `_cpu`), or what
+    `platform` says where it reports none."""
+    for line in _cpu().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
 def key() -> str:
     """The build's identity: source, flags, torch and Python versions, CPU (worked out once
     a process for each set of them: `get` asks at every forward call while none is built)."""
