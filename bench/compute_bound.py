@@ -15,6 +15,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+#: The block length along k the bound's runs of Winnow's own product use (MKL's on AMD's
+#: EPYC; scorers/prepacked.py `order_block`).
+ORDER_BLOCK = 192
+
 
 @dataclass
 class Work:
@@ -80,14 +84,13 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
     vocabulary rows, whichever is faster), with the model's own weights, each product
     into a new tensor or into one kept for its shape, and where the native kernels are
     built also with the weights packed once for MKL's products (kernels.cpp
-    `packed_mm`, as Winnow's forward reads them) and oneDNN's products (`onednn_mm`),
-    whichever is fastest; the best of
+    `packed_mm`, as Winnow's forward reads them), Winnow's own product (`ordered_mm`) and
+    oneDNN's products (`onednn_mm`), whichever is fastest; the best of
     repeats over about ``seconds`` each."""
     import torch
     import torch.nn.functional as F
 
     from evaluation.lm import kernels
-    from evaluation.lm.scorers import prepacked
     from evaluation.lm.scorers.output_layer import HEAD_VOCAB_BLOCK
 
     body, head = linear_weights(hf_model)
@@ -135,7 +138,7 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
         # the output layer whole and in vocabulary blocks (as Winnow runs it): the faster counts
         t_head = min(best(run_head, seconds / 4), best(run_head_blocks, seconds / 4))
         native = kernels.get()
-        if prepacked.usable(native):
+        if native is not None and native.packed_available():
             # and the weights packed for MKL's products once (as Winnow's forward reads
             # them where the native kernels are built): the fastest counts
             packed_body = [native.pack_weight(w.contiguous()) for w in body]
@@ -163,6 +166,25 @@ def matmul_rate(hf_model, rows: int, head_rows: int, *, seconds: float = 1.5) ->
                 t_head, best(run_head_packed, seconds / 4), best(run_head_blocks_packed, seconds / 4)
             )
             del packed_body, whole, packed_blocks, whole_out
+        if native is not None and native.ordered_available():
+            # and Winnow's own product in MKL's order (kernels.cpp `ordered_mm`), at any
+            # block length along k (the speed does not depend on which): the fastest counts
+            ordered_body = [native.order_pack(w) for w in body]
+            whole = native.order_pack(head)
+            vocabulary = head.shape[0]
+            whole_out = torch.empty(max(1, head_rows), vocabulary)
+
+            def run_body_ordered() -> None:
+                for w, p in zip(body, ordered_body, strict=True):
+                    out = outputs[w.shape[0]]
+                    native.ordered_mm(inputs[w.shape[1]], p, w.shape[0], ORDER_BLOCK, 0.0, out)
+
+            def run_head_ordered() -> None:
+                native.ordered_mm(x, whole, vocabulary, ORDER_BLOCK, 0.0, whole_out)
+
+            t_body = min(t_body, best(run_body_ordered, seconds / 2))
+            t_head = min(t_head, best(run_head_ordered, seconds / 4))
+            del ordered_body, whole, whole_out
         if native is not None and native.onednn_available():
             # and oneDNN's products (as Winnow's forward runs them where they are faster,
             # scorers/prepacked.py `engine`): the fastest counts

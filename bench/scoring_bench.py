@@ -20,7 +20,8 @@ and an output-layer row, and this machine's fp32 matrix-product rate with the mo
 weights (the best of the row counts Winnow's forward calls have on average and of the
 largest call it may make, CHUNK_MAX_TOKENS rows; HEAD_CHUNK_ROWS for the output layer,
 whole or in vocabulary blocks; torch's products, and where the native kernels are built
-also the weights packed once for MKL's products, as Winnow reads them); the bound is the
+also MKL's products reading weights packed once, Winnow's own product in MKL's order and
+oneDNN's products: the fastest counts); the bound is the
 time those matrix products take at that rate, and each tool's time is printed as a
 multiple of it. A repetition runs partial and
 then full scoring, each tool in turn (Winnow `--winnow-runs` times), so both methods

@@ -5,6 +5,9 @@
 // torch's own thread pool (at::parallel_for).
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -562,6 +565,153 @@ void onednn_mm(const torch::Tensor& x, const torch::Tensor& weight_t, double bet
   at::native::mkldnn_matmul(x, weight_t, out, static_cast<float>(beta), 1.0f);
 }
 
+// Winnow's own float32 product, in MKL's order of additions (docs/scoring.md, "Exactness and
+// speed", point 10). MKL's sgemm, where it runs its AVX2 code (on AMD's EPYC, although the
+// cores have AVX-512), cuts k into blocks of 192 and adds each block as one chain of fused
+// multiply-adds from zero, then adds the block's sum to out (beta 1: to what out held):
+// out = ((out + s1) + s2) + ... Measured: bit for bit equal to torch's product for k of 100
+// (one block), 384, 576, 600 (the last block shorter), 1,536 and 2,048, from 12 rows and 32
+// columns up (with fewer, MKL takes other paths). The
+// same order here on AVX-512's 16 lanes runs at oneDNN's rate, twice MKL's on that
+// processor, and gives torch's numbers; `prepacked.order_block` checks the block length
+// against torch's product on the machine before a weight is packed this way, and no block
+// length agreeing there, MKL's packed products run.
+namespace {
+constexpr int64_t kPanel = 32;  // weight columns a micro-kernel reads: two vectors of 16 floats
+constexpr int64_t kTile = 14;   // rows a micro-kernel computes: 28 accumulators + 2 weights + x
+}  // namespace
+
+bool ordered_available() {
+#if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+// A linear layer's weight [n, k] (out = x @ weight.T) as `ordered_mm` reads it: panels of 32
+// of its rows, each k x 32 with one panel row per k (the last panel's missing rows zero).
+torch::Tensor order_pack(const torch::Tensor& weight) {
+  TORCH_CHECK(weight.scalar_type() == torch::kFloat32 && weight.dim() == 2, "order_pack: a float32 weight [n, k] expected");
+  const int64_t n = weight.size(0), k = weight.size(1), panels = (n + kPanel - 1) / kPanel;
+  auto packed = torch::zeros({panels * k * kPanel}, weight.options());
+  const float* w = weight.data_ptr<float>();
+  const int64_t s0 = weight.stride(0), s1 = weight.stride(1);
+  float* o = packed.data_ptr<float>();
+  at::parallel_for(0, panels, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t j = 0; j < kPanel && p * kPanel + j < n; ++j)
+        for (int64_t i = 0; i < k; ++i) o[(p * k + i) * kPanel + j] = w[(p * kPanel + j) * s0 + i * s1];
+  });
+  return packed;
+}
+
+#if defined(__AVX512F__)
+namespace {
+// rows x 32 outputs over one block of kb: a fused multiply-add chain from zero along k (a:
+// the rows' x interleaved, [kb][rows]; b: the panel's block, [kb][32]), then out = out +
+// chain where ``add`` (a later block, or beta 1), else out = chain. Masks: the panel's
+// columns that exist.
+template <int R>
+void ordered_tile(const float* a, const float* b, int64_t kb, float* c, int64_t ldc, __mmask16 m0, __mmask16 m1,
+                  bool add) {
+  __m512 s0[R], s1[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    s0[i] = _mm512_setzero_ps();
+    s1[i] = _mm512_setzero_ps();
+  }
+  for (int64_t t = 0; t < kb; ++t) {
+    const __m512 b0 = _mm512_loadu_ps(b + t * kPanel), b1 = _mm512_loadu_ps(b + t * kPanel + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const __m512 x = _mm512_set1_ps(a[t * R + i]);
+      s0[i] = _mm512_fmadd_ps(x, b0, s0[i]);
+      s1[i] = _mm512_fmadd_ps(x, b1, s1[i]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    float* ci = c + i * ldc;
+    if (add) {
+      s0[i] = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, ci), s0[i]);
+      s1[i] = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, ci + 16), s1[i]);
+    }
+    _mm512_mask_storeu_ps(ci, m0, s0[i]);
+    _mm512_mask_storeu_ps(ci + 16, m1, s1[i]);
+  }
+}
+
+using OrderedTile = void (*)(const float*, const float*, int64_t, float*, int64_t, __mmask16, __mmask16, bool);
+constexpr OrderedTile kOrderedTiles[kTile + 1] = {
+    nullptr,           &ordered_tile<1>,  &ordered_tile<2>,  &ordered_tile<3>,  &ordered_tile<4>,
+    &ordered_tile<5>,  &ordered_tile<6>,  &ordered_tile<7>,  &ordered_tile<8>,  &ordered_tile<9>,
+    &ordered_tile<10>, &ordered_tile<11>, &ordered_tile<12>, &ordered_tile<13>, &ordered_tile<14>};
+
+__mmask16 lanes(int64_t count) {
+  return count >= 16 ? static_cast<__mmask16>(0xFFFF) : count <= 0 ? 0 : static_cast<__mmask16>((1u << count) - 1);
+}
+}  // namespace
+#endif
+
+// out = x @ weight.T + beta * out (beta 0 or 1) for a weight [n, k] packed by `order_pack`,
+// adding in blocks of ``block`` along k as MKL does (above). x [m, k] and out [m, n] with
+// contiguous rows. Each output is made by one thread in one order, so the numbers do not
+// depend on the thread count or on the other rows.
+void ordered_mm(const torch::Tensor& x, const torch::Tensor& packed, int64_t n, int64_t block, double beta,
+                torch::Tensor out) {
+  TORCH_CHECK(ordered_available(), "ordered_mm: the kernels were built without AVX-512");
+  check(x, "x", 2);
+  check(out, "out", 2);
+  TORCH_CHECK(beta == 0.0 || beta == 1.0, "ordered_mm: beta must be 0 or 1");
+  TORCH_CHECK(block > 0, "ordered_mm: the block length must be positive");
+  const int64_t m = x.size(0), k = x.size(1), panels = (n + kPanel - 1) / kPanel;
+  TORCH_CHECK(out.size(0) == m && out.size(1) == n, "ordered_mm: out must be [", m, ", ", n, "]");
+  TORCH_CHECK(packed.scalar_type() == torch::kFloat32 && packed.dim() == 1 && packed.is_contiguous() &&
+                  packed.numel() == panels * k * kPanel,
+              "ordered_mm: a weight [", n, ", ", k, "] packed by order_pack expected");
+  if (m == 0 || n == 0) return;
+#if defined(__AVX512F__)
+  const int64_t tiles = (m + kTile - 1) / kTile, ldx = x.stride(0), ldc = out.stride(0);
+  const float* X = x.data_ptr<float>();
+  const float* B = packed.data_ptr<float>();
+  float* C = out.data_ptr<float>();
+  // x's rows interleaved by tile and block: block k0's tile t at A + k0 * tiles * kTile + t * kb * kTile
+  thread_local std::vector<float> interleaved;
+  interleaved.resize(static_cast<size_t>(tiles * kTile * k));
+  float* A = interleaved.data();
+  at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r0 = t * kTile, rows = std::min(kTile, m - r0);
+      for (int64_t k0 = 0; k0 < k; k0 += block) {
+        const int64_t kb = std::min(block, k - k0);
+        float* to = A + k0 * tiles * kTile + t * kb * kTile;
+        for (int64_t i = 0; i < kb; ++i)
+          for (int64_t r = 0; r < rows; ++r) to[i * rows + r] = X[(r0 + r) * ldx + k0 + i];
+      }
+    }
+  });
+  // each thread its panels of columns; a panel's blocks in order, each over all row tiles
+  // (the panel's block of weights stays in the first-level cache, out's panel in the second)
+  at::parallel_for(0, panels, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t cols = std::min(kPanel, n - p * kPanel);
+      const __mmask16 m0 = lanes(cols), m1 = lanes(cols - 16);
+      for (int64_t k0 = 0; k0 < k; k0 += block) {
+        const int64_t kb = std::min(block, k - k0);
+        const bool add = beta != 0.0 || k0 > 0;
+        const float* b = B + (p * k + k0) * kPanel;
+        for (int64_t t = 0; t < tiles; ++t) {
+          const int64_t r0 = t * kTile, rows = std::min(kTile, m - r0);
+          kOrderedTiles[rows](A + k0 * tiles * kTile + t * kb * kTile, b, kb, C + r0 * ldc + p * kPanel, ldc, m0, m1,
+                              add);
+        }
+      }
+    }
+  });
+#endif
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rms_norm", &rms_norm, "RMS norm of each row, times the weight, into out");
   m.def("rotary", &rotary, "rotary positions of the first heads of each row, into out");
@@ -575,4 +725,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("packed_mm", &packed_mm, "out = x @ weight.T + beta * out, the weight packed");
   m.def("onednn_available", &onednn_available, "whether torch's oneDNN products can be called");
   m.def("onednn_mm", &onednn_mm, "out = x @ weight_t + beta * out by oneDNN's product");
+  m.def("ordered_available", &ordered_available, "whether the kernels have Winnow's own product (AVX-512)");
+  m.def("order_pack", &order_pack, "a linear layer's weight [n, k] in panels for ordered_mm");
+  m.def("ordered_mm", &ordered_mm, "out = x @ weight.T + beta * out in MKL's order of additions");
 }

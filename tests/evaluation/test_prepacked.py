@@ -1,8 +1,9 @@
 """Weights packed once for MKL's products (kernels.cpp `pack_weight` / `packed_mm`,
-evaluation/lm/scorers/prepacked.py) and oneDNN's products (`onednn_mm`) against torch's
-products; which of them scoring runs (`prepacked.engine`), and the packed weights' upkeep
-beside a model. The tests of the packed weights ask for them (`ENGINE`): where oneDNN's
-products measure faster (AMD processors) scoring would not pack."""
+evaluation/lm/scorers/prepacked.py), Winnow's own product in MKL's order (`order_pack` /
+`ordered_mm`) and oneDNN's products (`onednn_mm`) against torch's products; which of them
+scoring runs (`prepacked.engine`), and the packed weights' upkeep beside a model. The
+tests of MKL's packed weights ask for them (`ENGINE`): where another product measures
+faster scoring would not run them."""
 
 from __future__ import annotations
 
@@ -194,15 +195,18 @@ def test_the_product_is_chosen_once_a_process_by_measuring_and_can_be_set(native
 
     monkeypatch.setattr(prepacked, "_measure", measure)
     first = prepacked.engine(native)
-    assert first in ("packed", "onednn") and prepacked.engine(native) == first
-    assert measured == [first]  # measured once
-    assert prepacked.usable(native) == (first == "packed")
+    assert first in ("ordered", "packed", "onednn") and prepacked.engine(native) == first
+    assert measured[0][0] == first and len(measured) == 1  # measured once
+    assert measured[0][1] in prepacked.TORCH_NUMBERS
+    assert prepacked.usable(native) == (first in ("ordered", "packed"))
     assert prepacked.engine(None) == "torch"  # no native kernels: torch's products
     for name in prepacked.ENGINES:
         monkeypatch.setattr(prepacked, "ENGINE", name)
         assert prepacked.engine(native) == name
     monkeypatch.setattr(prepacked, "ENGINE", "blas")
-    with pytest.raises(ValueError, match="prepacked.ENGINE 'blas': one of packed, onednn, torch or None"):
+    with pytest.raises(
+        ValueError, match="prepacked.ENGINE 'blas': one of ordered, packed, onednn, torch or None"
+    ):
         prepacked.engine(native)
     monkeypatch.setattr(prepacked, "ENGINE", "onednn")
     monkeypatch.setattr(prepacked, "ENABLED", False)
@@ -210,13 +214,20 @@ def test_the_product_is_chosen_once_a_process_by_measuring_and_can_be_set(native
 
 
 def test_onednn_is_chosen_only_when_it_measures_clearly_faster() -> None:
-    """The margin: MKL's packed product, torch's own numbers, stays unless oneDNN's takes
-    less than 1/ONEDNN_MARGIN of its time."""
+    """The fastest product giving torch's own numbers runs, unless oneDNN's takes less than
+    1/ONEDNN_MARGIN of its time; the second of the pair is what a call asking for torch's
+    numbers runs."""
     assert prepacked.ONEDNN_MARGIN == 1.2
-    assert prepacked.choice(1.0, 1.0) == "packed"
-    assert prepacked.choice(1.1, 1.0) == "packed"
-    assert prepacked.choice(1.3, 1.0) == "onednn"
-    assert prepacked.choice(1.0, 2.0) == "packed"
+    assert prepacked.choice({"packed": 1.0, "onednn": 1.0}) == ("packed", "packed")
+    assert prepacked.choice({"packed": 1.1, "onednn": 1.0}) == ("packed", "packed")
+    assert prepacked.choice({"packed": 1.3, "onednn": 1.0}) == ("onednn", "packed")
+    assert prepacked.choice({"packed": 1.0, "onednn": 2.0}) == ("packed", "packed")
+    # Winnow's own product in MKL's order at oneDNN's rate: torch's numbers, no oneDNN
+    assert prepacked.choice({"ordered": 1.05, "packed": 2.2, "onednn": 1.0}) == ("ordered", "ordered")
+    assert prepacked.choice({"ordered": 1.5, "packed": 2.2, "onednn": 1.0}) == ("onednn", "ordered")
+    assert prepacked.choice({"ordered": 1.0, "packed": 0.9}) == ("packed", "packed")
+    assert prepacked.choice({"onednn": 1.0}) == ("onednn", "torch")
+    assert prepacked.choice({}) == ("torch", "torch")
 
 
 def test_scores_through_onednn_products_are_torch_scores_to_rounding(
@@ -253,7 +264,7 @@ def test_lm_eval_normalization_asks_for_torch_numbers(native, tiny_causal, monke
     numbers (`torch_numbers`, the `lm-eval` normalization's scoring) runs MKL's packed
     products; the loaded model's settings say which products its runs use."""
     monkeypatch.setattr(prepacked, "ENGINE", None)
-    monkeypatch.setattr(prepacked, "_chosen", {id(native): "onednn"})
+    monkeypatch.setattr(prepacked, "_chosen", {id(native): ("onednn", "packed")})
     assert prepacked.engine(native) == "onednn"
     with prepacked.torch_numbers():
         assert prepacked.engine(native) == "packed"
@@ -270,3 +281,134 @@ def test_lm_eval_normalization_asks_for_torch_numbers(native, tiny_causal, monke
     monkeypatch.setitem(tiny_causal.settings, "normalization", "lm-eval")
     loglikelihood(tiny_causal, REQUESTS[:2], batch_size=64)
     assert "layers" in base.__dict__[prepacked.ATTRIBUTE]  # packed: MKL's products ran
+
+
+# --- Winnow's own product, in MKL's order of additions ----------------------------------
+
+
+def _mkl_avx2_here() -> bool:
+    """An AMD processor with AVX-512, where torch's MKL runs its AVX2 code (docs/scoring.md,
+    point 10): there MKL adds along k in blocks of 192."""
+    info = open("/proc/cpuinfo").read()  # noqa: SIM115 (read whole, closed by the collector)
+    return "AuthenticAMD" in info and " avx512f" in info
+
+
+def test_the_block_length_is_found_on_the_machine(native) -> None:
+    """MKL's AVX2 sgemm adds blocks of 192 along k (measured on an AMD EPYC for k of 384, 576,
+    600, 1,536 and 2,048); k of one block or less is one chain. Where MKL adds otherwise
+    (its AVX-512 code on Intel's processors) no block length need agree: then None, and
+    scoring never runs the product."""
+    assert native.ordered_available()
+    found = {k: prepacked.order_block(native, k) for k in (64, 100, 576, 600, 1536)}
+    if _mkl_avx2_here():
+        assert found == {64: 64, 100: 100, 576: 192, 600: 192, 1536: 192}
+    for k, block in found.items():
+        if block is None:
+            assert not prepacked._available("ordered", native) or k != 576
+
+
+@pytest.mark.parametrize(("n", "k"), [*SHAPES, (1000, 576), (33, 600), (7, 64)])
+@pytest.mark.parametrize("rows", [2, 13, 14, 37, 333])
+def test_an_ordered_product_is_torch_product(native, n: int, k: int, rows: int) -> None:
+    """Into the buffer given (beta 0) and added to it (beta 1, the residual add), for
+    strided input rows, a weight that is a block of a larger one's rows, partial panels of
+    columns and partial tiles of rows: torch's product bit for bit where a block length
+    agrees with MKL's (`order_block`) from 12 rows and 32 columns up (with fewer, MKL takes
+    other paths), and always the float64 product to float32 rounding."""
+    torch.manual_seed(rows + n + k)
+    whole = torch.randn(n + 64, k) * 0.05
+    weight = whole[32 : 32 + n]
+    packed = native.order_pack(weight)
+    assert packed.numel() == -(-n // 32) * 32 * k
+    x = torch.randn(rows, 2 * k)[:, :k]
+    residual = torch.randn(rows, n)
+    block = prepacked.order_block(native, k)
+    out = torch.full((rows, n), float("nan"))
+    native.ordered_mm(x, packed, n, block or 192, 0.0, out)
+    added = residual.clone()
+    native.ordered_mm(x, packed, n, block or 192, 1.0, added)
+    reference = torch.mm(x.double(), weight.t().double())
+    torch.testing.assert_close(out.double(), reference, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(added.double(), residual.double() + reference, rtol=1e-5, atol=1e-5)
+    if block is not None and rows >= 12 and n >= 32:
+        assert torch.equal(out, torch.mm(x, weight.t()))
+        assert torch.equal(added, residual.clone().addmm_(x, weight.t()))
+
+
+def test_an_ordered_product_does_not_depend_on_threads_or_other_rows(native) -> None:
+    """Each output is made by one thread in one order: the same bits at 1 and 2 threads and
+    for a row alone or among 300."""
+    torch.manual_seed(5)
+    weight = torch.randn(3072, 576) * 0.05
+    packed = native.order_pack(weight)
+    x = torch.randn(300, 576)
+    outs = []
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            out = torch.empty(300, 3072)
+            native.ordered_mm(x, packed, 3072, 192, 0.0, out)
+            outs.append(out)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(outs[0], outs[1])
+    alone_row = torch.empty(1, 3072)
+    native.ordered_mm(x[17:18], packed, 3072, 192, 0.0, alone_row)
+    assert torch.equal(alone_row[0], outs[0][17])
+
+
+def test_an_ordered_product_refuses_what_it_cannot_take(native) -> None:
+    packed = native.order_pack(torch.randn(64, 32))
+    with pytest.raises(RuntimeError, match="packed by order_pack expected"):
+        native.ordered_mm(torch.randn(8, 32), packed, 96, 32, 0.0, torch.empty(8, 96))
+    with pytest.raises(RuntimeError, match="out must be"):
+        native.ordered_mm(torch.randn(8, 32), packed, 64, 32, 0.0, torch.empty(8, 65))
+    with pytest.raises(RuntimeError, match="beta must be 0 or 1"):
+        native.ordered_mm(torch.randn(8, 32), packed, 64, 32, 0.5, torch.empty(8, 64))
+    with pytest.raises(RuntimeError, match="block length must be positive"):
+        native.ordered_mm(torch.randn(8, 32), packed, 64, 0, 0.0, torch.empty(8, 64))
+    with pytest.raises(RuntimeError, match="float32"):
+        native.order_pack(torch.randn(64, 32).double())
+    native.ordered_mm(torch.randn(0, 32), packed, 64, 32, 0.0, torch.empty(0, 64))  # no rows
+
+
+def test_scores_through_ordered_products_are_torch_scores(native, tiny_causal, monkeypatch) -> None:
+    """Whole requests through the lean forward on Winnow's own products: the weights packed
+    in its panels and kept beside the model, the scores torch's products give (bit for bit
+    where MKL's block length is found here), the same greedy answers; asking for MKL's
+    packed products packs again in their layout."""
+    monkeypatch.setattr(prepacked, "ENGINE", "ordered")
+    base = tiny_causal.model.model
+    base.__dict__.pop(prepacked.ATTRIBUTE, None)
+    got = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    kept = base.__dict__[prepacked.ATTRIBUTE]["layers"]
+    assert kept[2] == "ordered" and all(isinstance(w, prepacked.OrderedWeight) for w in kept[-1])
+    monkeypatch.setattr(prepacked, "ENGINE", "torch")
+    plain = loglikelihood(tiny_causal, REQUESTS, batch_size=64)
+    widths = {m.weight.shape[1] for m in tiny_causal.model.modules() if isinstance(m, torch.nn.Linear)}
+    exact = all(prepacked.order_block(native, k) is not None for k in widths)
+    for req, (a, ga), (b, gb) in zip(REQUESTS, got, plain, strict=True):
+        assert a == pytest.approx(b, abs=1e-5), req
+        assert ga == gb, req
+    if exact and _mkl_avx2_here():
+        assert [a for a, _ in got] == [b for b, _ in plain]
+    monkeypatch.setattr(prepacked, "ENGINE", "packed")
+    loglikelihood(tiny_causal, REQUESTS[:2], batch_size=64)
+    kept = base.__dict__[prepacked.ATTRIBUTE]["layers"]
+    assert kept[2] == "packed" and all(isinstance(w, torch.Tensor) for w in kept[-1])
+
+
+def test_a_k_without_an_agreeing_block_is_packed_for_mkl(native, monkeypatch) -> None:
+    """Where no block length of Winnow's gives torch's numbers for a weight's k, its group of
+    weights is packed for MKL's products instead, which give them."""
+    monkeypatch.setattr(prepacked, "ENGINE", "ordered")
+    monkeypatch.setitem(prepacked._blocks, (id(native), 48), None)
+    linear = torch.nn.Linear(48, 300, bias=False)
+    weight = linear.weight
+    got = prepacked.prepacked_weights(linear, "whole", (weight,), lambda: (weight.detach(),), native)
+    assert got is not None and isinstance(got[0], torch.Tensor)
+    hidden = torch.randn(256, 48)
+    out = torch.empty(256, 300)
+    prepacked.product(native, hidden, weight.detach().t(), got[0], out)
+    assert torch.equal(out, torch.mm(hidden, weight.detach().t()))

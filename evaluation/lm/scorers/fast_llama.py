@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from evaluation.lm import kernels
-from evaluation.lm.scorers.prepacked import prepacked_weights, product
+from evaluation.lm.scorers.prepacked import Packed, prepacked_weights, product
 
 #: Attribute of the base model holding the concatenated weights (built on first use).
 FUSED_ATTRIBUTE = "_winnow_fused_layers"
@@ -152,7 +152,7 @@ def _rebind(modules, whole: torch.Tensor) -> None:
         start += rows
 
 
-def _prepacked_layers(base, fused: list[_Layer], native) -> list[tuple[torch.Tensor, ...]] | None:
+def _prepacked_layers(base, fused: list[_Layer], native) -> list[tuple[Packed, ...]] | None:
     """Each layer's (query|key|value, output, gate|up, down) weights packed for MKL's
     products (prepacked.py), kept beside the model; None where they cannot be."""
     weights = prepacked_weights(
