@@ -226,10 +226,11 @@ class ModelWeights:
 
     def size_bytes(self) -> int:
         """Memory the weights take: every parameter and buffer once (tied weights count
-        once), and where scoring may pack float32 weights for MKL's products (the native
-        kernels built, scorers/prepacked.py `may_pack`) every linear layer's weight once
-        more, the packed copy it makes on first use (where oneDNN's products run, only the
-        `lm-eval` normalization's runs pack: the count is then an upper bound)."""
+        once), and where scoring may pack float32 weights (for Winnow's own product or
+        MKL's: the native kernels built, scorers/prepacked.py `may_pack`) every linear
+        layer's weight once more, the packed copy it makes on first use (where oneDNN's
+        products run, only the `lm-eval` normalization's runs pack: the count is then an
+        upper bound)."""
         import torch
 
         from evaluation.lm import kernels
@@ -538,8 +539,9 @@ def model_prepare(
         "transformers": transformers.__version__,
         # the fused float32 passes of evaluation.lm.kernels ("native") or torch's operations
         "kernels": kernels.status(),
-        # the float32 matrix products scoring runs (scorers/prepacked.py `engine`): MKL's
-        # with packed weights, oneDNN's, or torch's; they differ by float32 rounding
+        # the float32 matrix products scoring runs (scorers/prepacked.py `engine`):
+        # "ordered" (Winnow's own in MKL's order) and "packed" (MKL's, packed weights) give
+        # torch's numbers; "onednn" differs from them by float32 rounding; or "torch"
         "products": _products(next(model.parameters()).dtype, normalization),
         # how logits become log-probabilities: "exact" or lm-eval's float32 log_softmax
         "normalization": normalization,
