@@ -13,7 +13,11 @@ evaluation_run_task, called in the process), timed from the start to the results
 written. Before that, as a Celery worker of the models queue does when it starts
 (config/celery.py), the process imports torch and transformers
 (evaluation.lm.modeling.import_model_libraries; the seconds are printed apart, since no
-run waits for them):
+run waits for them). The site's native kernels are the checkout's (bench/scratch_site.py
+`kernel_dir`; build them first: `manage.py models --build-kernels`, which `./winnow up`
+runs); each round says which kernels and products its runs used (until 28 Nov 2026,
+17:20 UTC the site looked for them in its own var folder, found none unless
+WINNOW_KERNEL_DIR was set, and measured torch's path):
 
 - old path: no memory cache, no converted copy and no import at start
   (WINNOW_MODEL_CACHE_MB=0, WINNOW_MODEL_CACHE_DIR='', WINNOW_IMPORT_MODEL_LIBRARIES=false):
@@ -149,6 +153,8 @@ def worker(runs: int, threads: int | None) -> int:
                     "total": run.metrics["all"]["n"],
                     "predictions": hashlib.sha256(predictions.encode()).hexdigest(),
                     "threads": run.model_identity.get("threads"),
+                    "kernels": run.model_identity.get("kernels"),
+                    "products": run.model_identity.get("products"),
                     "imported_at_start": imported,
                 }
             ),
@@ -261,7 +267,7 @@ def main() -> int:
                 f"round {n + 1}: "
                 + "; ".join(f"{s} {r['seconds']:.1f} s" for s, r in rows.items())
                 + f" ({first['correct']}/{first['total']} right in every run, predictions identical,"
-                f" {first['threads']} threads)"
+                f" {first['threads']} threads, {first['kernels']} kernels, {first['products']} products)"
             )
         print_table(rounds)
         load = os.getloadavg()
