@@ -153,8 +153,8 @@ def _rebind(modules, whole: torch.Tensor) -> None:
 
 
 def _prepacked_layers(base, fused: list[_Layer], native) -> list[tuple[Packed, ...]] | None:
-    """Each layer's (query|key|value, output, gate|up, down) weights packed for MKL's
-    products (prepacked.py), kept beside the model; None where they cannot be."""
+    """Each layer's (query|key|value, output, gate|up, down) weights packed for the product
+    chosen (prepacked.py), kept beside the model; None where they cannot be."""
     weights = prepacked_weights(
         base,
         "layers",

@@ -95,7 +95,7 @@ class OutputLayer:
         buffer = hidden.new_empty((hidden.shape[0], size)) if full_blocks else None
         whole = self.weight
         native = kernels.get() if full_blocks and hidden.stride(-1) == 1 else None
-        # each whole block's weights packed for MKL's products, once (prepacked.py)
+        # each whole block's weights packed for the product chosen, once (prepacked.py)
         prepacked = prepacked_weights(
             self.head,
             f"blocks of {size}",

@@ -1,4 +1,5 @@
-"""Weights packed for MKL's matrix products, made once and kept beside their model.
+"""Which float32 matrix product scoring runs, and the weights packed for it, made once and
+kept beside their model.
 
 torch's product (MKL's sgemm) copies its weight operand into the layout of MKL's kernel at
 every call; a weight packed once (kernels.cpp `pack_weight`) is read as it lies by
@@ -57,6 +58,9 @@ ORDER_BLOCKS = (192, 128, 256, 384, 96, 64, 512, 320, 160, 224, 288)
 #: Per native module: (the product chosen, the fastest of those giving torch's numbers).
 _chosen: dict[int, tuple[str, str]] = {}
 _blocks: dict[tuple[int, int], int | None] = {}
+#: The product `_measure` times (rows, k, n: SmolLM2's gate and up weight); Winnow's own
+#: runs only where a block length agrees with MKL's at this k (`_available`).
+MEASURED_SHAPE = (512, 576, 3072)
 
 
 class OrderedWeight(NamedTuple):
@@ -73,7 +77,7 @@ def _available(name: str, native) -> bool:
     if native is None:
         return False
     if name == "ordered":
-        return bool(native.ordered_available()) and order_block(native, 576) is not None
+        return bool(native.ordered_available()) and order_block(native, MEASURED_SHAPE[1]) is not None
     return bool(native.packed_available() if name == "packed" else native.onednn_available())
 
 
@@ -148,24 +152,25 @@ def engine(native) -> str:
 
 def _measure(native) -> tuple[str, str]:
     """(the product to run, the fastest of those giving torch's numbers), measured on one
-    product of SmolLM2's shapes (512 rows of 576 by a gate and up weight of 3,072 x 576:
-    1.8 GFLOP), the best of five calls each."""
+    product of SmolLM2's shapes (MEASURED_SHAPE: 512 rows of 576 by a gate and up weight
+    of 3,072 x 576, 1.8 GFLOP), the best of five calls each."""
     candidates = [name for name in ("ordered", "packed", "onednn") if _available(name, native)]
     if not candidates:
         return "torch", "torch"
+    rows, k, n = MEASURED_SHAPE
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        x = torch.randn(512, 576, generator=generator)
-        weight = torch.randn(3072, 576, generator=generator)
-        out = torch.empty(512, 3072)
+        x = torch.randn(rows, k, generator=generator)
+        weight = torch.randn(n, k, generator=generator)
+        out = torch.empty(rows, n)
         calls = {}
         if "ordered" in candidates:
             ordered = native.order_pack(weight)
-            block = order_block(native, 576)
-            calls["ordered"] = lambda: native.ordered_mm(x, ordered, 3072, block, 0.0, out)
+            block = order_block(native, k)
+            calls["ordered"] = lambda: native.ordered_mm(x, ordered, n, block, 0.0, out)
         if "packed" in candidates:
             packed = native.pack_weight(weight)
-            calls["packed"] = lambda: native.packed_mm(x, packed, 3072, 0.0, out)
+            calls["packed"] = lambda: native.packed_mm(x, packed, n, 0.0, out)
         if "onednn" in candidates:
             calls["onednn"] = lambda: native.onednn_mm(x, weight.t(), 0.0, out)
         best = {}
@@ -215,9 +220,8 @@ def _address(weight: Packed) -> int:
 
 
 def _kind(native) -> str | None:
-    """How weights are packed now: "ordered" or "packed" (`engine`), "packed" also where
-    Winnow's own product is chosen but a weight's k has no block length agreeing with
-    torch's (`order_block`; the caller checks), None where nothing is packed."""
+    """The product chosen (`engine`) where it reads packed weights ("ordered" or
+    "packed"), else None."""
     chosen = engine(native)
     return chosen if chosen in ("ordered", "packed") else None
 
