@@ -150,17 +150,24 @@ def test_a_model_of_the_wrong_kind_for_the_method_is_refused_in_the_forms_words(
     assert not EvaluationRun.objects.exists()
 
 
+def _run_started_on_the_form(client, capture_on_commit, fields: dict) -> EvaluationRun:
+    """The one run the run form starts with ``fields`` (answered by a redirect), executed
+    on commit as a worker would."""
+    with capture_on_commit(execute=True):
+        response = client.post(reverse("evaluation:run-list"), fields)
+    assert response.status_code == 302
+    return EvaluationRun.objects.get()
+
+
 def test_a_web_run_records_the_registry_name_and_the_files_hash_and_shows_no_path(
     client, researcher, release, registry, django_capture_on_commit_callbacks
 ):
     client.force_login(researcher)
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            reverse("evaluation:run-list"),
-            {"release": release, "method": "partial", "seed": 0, "model": "tiny-llama", "limit": 2},
-        )
-    assert response.status_code == 302
-    run = EvaluationRun.objects.get()
+    run = _run_started_on_the_form(
+        client,
+        django_capture_on_commit_callbacks,
+        {"release": release, "method": "partial", "seed": 0, "model": "tiny-llama", "limit": 2},
+    )
     assert run.status == RunStatus.DONE, run.error
     assert run.model_name == "tiny-llama"
     assert run.model_identity["name"] == "tiny-llama"
@@ -182,20 +189,18 @@ def test_a_web_run_may_normalise_as_lm_eval_and_its_page_says_so(
     client.force_login(researcher)
     form = client.get(reverse("evaluation:run-list")).content.decode()
     assert '<select name="normalization"' in form and '<option value="exact" selected>' in form
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            reverse("evaluation:run-list"),
-            {
-                "release": release,
-                "method": "partial",
-                "seed": 0,
-                "model": "tiny-llama",
-                "limit": 2,
-                "normalization": "lm-eval",
-            },
-        )
-    assert response.status_code == 302
-    run = EvaluationRun.objects.get()
+    run = _run_started_on_the_form(
+        client,
+        django_capture_on_commit_callbacks,
+        {
+            "release": release,
+            "method": "partial",
+            "seed": 0,
+            "model": "tiny-llama",
+            "limit": 2,
+            "normalization": "lm-eval",
+        },
+    )
     assert run.status == RunStatus.DONE, run.error
     assert run.settings["normalization"] == "lm-eval"
     assert run.model_identity["normalization"] == "lm-eval"
@@ -295,18 +300,16 @@ def test_a_run_that_fails_on_its_upload_shows_no_server_path_and_deletes_it(
     items = [r.item for r in read_wsc(open_release_folder(release_folder_published(release)))]
     rows = "".join(json.dumps({"id": i.id, "variant": "original", "prediction": 0}) + "\n" for i in items[:2])
     client.force_login(researcher)
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            reverse("evaluation:run-list"),
-            {
-                "release": release,
-                "method": "predictions",
-                "seed": 0,
-                "predictions": SimpleUploadedFile("half.jsonl", rows.encode()),
-            },
-        )
-    assert response.status_code == 302
-    run = EvaluationRun.objects.get()
+    run = _run_started_on_the_form(
+        client,
+        django_capture_on_commit_callbacks,
+        {
+            "release": release,
+            "method": "predictions",
+            "seed": 0,
+            "predictions": SimpleUploadedFile("half.jsonl", rows.encode()),
+        },
+    )
     assert run.status == RunStatus.FAILED
     assert "no row for 2 item(s)" in run.error and str(settings.WINNOW_UPLOAD_DIR) not in run.error
     assert not Path(run.predictions_path).exists()
